@@ -1,0 +1,125 @@
+"""Likely causes for the mistakes the lessons warn about, read off the student's Function itself.
+
+A failed comparison says *what* is wrong; these say *why*, by looking at what a Function kept on
+`ctx`, what its backward calls, and how its gradients behave.
+"""
+
+import types
+
+import torch
+
+from autograder._compare import is_zero
+
+_CUTTING_CALLS = {
+    "detach": "`.detach()`",
+    "detach_": "`.detach_()`",
+    "data": "`.data`",
+    "no_grad": "`torch.no_grad()`",
+    "inference_mode": "`torch.inference_mode()`",
+    "item": "`.item()`",
+    "tolist": "`.tolist()`",
+}
+
+
+def function_class(output: torch.Tensor) -> type | None:
+    """The custom Function that produced `output`, if it was one."""
+    return getattr(output.grad_fn, "_forward_cls", None)
+
+
+def _names_used(function, depth: int = 2) -> tuple[set[str], bool]:
+    """Attribute and global names a function uses, following plain helper functions it calls.
+
+    Returns the names and whether NumPy is among the globals it reaches. Other Functions it calls
+    (`CubeBackward.apply`) are not followed: calling one is the cure, not the disease.
+    """
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return set(), False
+    names, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        names.update(current.co_names)
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    uses_numpy = "numpy" in names
+    for name in names & set(function.__globals__):
+        value = function.__globals__[name]
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "numpy":
+            uses_numpy = True
+        elif isinstance(value, types.FunctionType) and depth > 0:
+            helper_names, helper_numpy = _names_used(value, depth - 1)
+            names |= helper_names
+            uses_numpy |= helper_numpy
+    return names, uses_numpy
+
+
+def cut_from_graph(output: torch.Tensor) -> str:
+    """Why grad_x came out of backward disconnected from x, from the most to the least specific."""
+    cls = function_class(output)
+    if cls is None:
+        return "Likely cause: the gradient was computed from tensors autograd did not record."
+    kept = sorted(name for name, value in vars(output.grad_fn).items() if isinstance(value, torch.Tensor))
+    if kept:
+        listed = ", ".join(f"ctx.{name}" for name in kept)
+        return (
+            f"Likely cause: forward kept {listed} as a plain attribute. forward runs without recording "
+            "a graph, so a tensor it computed carries no history, and backward's result built from it "
+            "cannot be differentiated again. Save inputs and outputs with ctx.save_for_backward; "
+            "return an intermediate as an extra output (and save that)."
+        )
+    names, uses_numpy = _names_used(cls.backward)
+    if uses_numpy:
+        return (
+            "Likely cause: backward computes with NumPy, which autograd cannot record. Keep the NumPy "
+            "kernel, but wrap it in a second torch.autograd.Function whose own backward gives the "
+            "kernel's derivative, and call that Function's .apply from backward."
+        )
+    cutting = [text for name, text in _CUTTING_CALLS.items() if name in names]
+    if cutting:
+        return (
+            f"Likely cause: backward uses {', '.join(cutting)}, which takes the result out of the graph. "
+            "Compute grad_x with ordinary torch operations on ctx.saved_tensors and grad_out."
+        )
+    return (
+        "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
+        "torch operations on ctx.saved_tensors and grad_out only."
+    )
+
+
+def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """A hint when the Function behind `output` returns extra outputs whose gradients backward drops."""
+    cls = function_class(output)
+    if cls is None:
+        return None
+    try:
+        outputs = cls.apply(*inputs)
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return None
+    if not isinstance(outputs, tuple) or len(outputs) < 2:
+        return None
+    extras = [o for o in outputs[1:] if isinstance(o, torch.Tensor) and o.requires_grad]
+    if not extras:
+        return None
+    try:
+        grads = torch.autograd.grad(extras, inputs, [torch.ones_like(o) for o in extras], allow_unused=True)
+    except Exception:  # noqa: BLE001 - as above
+        return None
+    if all(is_zero(g) for g in grads):
+        return (
+            f"Likely cause: {cls.__name__}.backward ignores the gradients that arrive for its extra outputs "
+            f"(the arguments after the first grad_out). The second backward sends gradient into those "
+            "outputs, so backward must add their contributions to grad_x, even if nobody uses the "
+            "extra outputs directly."
+        )
+    return None
+
+
+def ignores_grad_out(expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor) -> str | None:
+    """A hint when backward returns the bare derivative, forgetting to multiply by grad_out."""
+    if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
+        return None
+    if torch.allclose(got.detach(), (expected / grad_out).detach(), rtol=1e-6, atol=1e-9):
+        return (
+            "Likely cause: backward returns the local derivative without multiplying by grad_out. "
+            "The chain rule needs grad_x = grad_out * (d out / d x)."
+        )
+    return None

@@ -1,0 +1,31 @@
+"""How the notebook kernel and the checker process talk: length-prefixed messages on a pipe."""
+
+import struct
+
+_LENGTH = struct.Struct(">I")
+_TIMEOUT = struct.Struct(">d")
+
+
+def write_message(stream, payload: bytes) -> None:
+    stream.write(_LENGTH.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def read_message(stream) -> bytes | None:
+    """One message, or None when the other side has gone."""
+    header = stream.read(_LENGTH.size)
+    if len(header) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(header)
+    payload = stream.read(size)
+    return payload if len(payload) == size else None
+
+
+def encode_request(timeout: float, check: bytes) -> bytes:
+    """A request: the time limit, then the cloudpickled check, which only a forked child unpickles."""
+    return _TIMEOUT.pack(timeout) + check
+
+
+def decode_request(request: bytes) -> tuple[float, bytes]:
+    (timeout,) = _TIMEOUT.unpack_from(request)
+    return timeout, request[_TIMEOUT.size :]

@@ -1,0 +1,47 @@
+"""The inputs a check feeds to a student's function, and how a check names them in messages."""
+
+import os
+from collections.abc import Iterator
+
+import torch
+
+# Visible tests use fixed shapes and values, so a student sees the same feedback every run.
+VISIBLE_SHAPES = ((), (3,), (2, 3))
+_VISIBLE_SEED = 0
+
+
+def generator(randomized: bool) -> torch.Generator:
+    """Fixed seed for visible tests; fresh randomness, drawn in the checker process, for hidden ones."""
+    seed = int.from_bytes(os.urandom(8), "little") if randomized else _VISIBLE_SEED
+    return torch.Generator().manual_seed(seed)
+
+
+def shapes(randomized: bool, gen: torch.Generator) -> list[tuple[int, ...]]:
+    """Hidden tests draw new shapes too, so answers that hard-code outputs or shapes fail."""
+    if not randomized:
+        return list(VISIBLE_SHAPES)
+    ranks = torch.randperm(4, generator=gen)[:3].tolist()
+    return [tuple(torch.randint(1, 6, (rank,), generator=gen).tolist()) for rank in ranks]
+
+
+def inputs(
+    arity: int, randomized: bool, low: float, high: float, gen: torch.Generator
+) -> Iterator[tuple[torch.Tensor, ...]]:
+    """Float64 leaves that require grad: double precision keeps finite differences trustworthy."""
+    for shape in shapes(randomized, gen):
+        yield tuple(
+            (low + (high - low) * torch.rand(shape, generator=gen, dtype=torch.float64)).requires_grad_()
+            for _ in range(arity)
+        )
+
+
+def like(tensors, gen: torch.Generator, requires_grad: bool = False) -> tuple[torch.Tensor, ...]:
+    """Random tensors shaped like `tensors`: the grad_out (or second grad_out) a check feeds to backward."""
+    return tuple(
+        torch.randn(t.shape, generator=gen, dtype=t.dtype).requires_grad_(requires_grad) for t in tensors
+    )
+
+
+def describe(names: list[str], tensors) -> str:
+    """'x of shape (2, 3)' or 'grad_out, x of shape (3,)'."""
+    return f"{', '.join(names)} of shape {tuple(tensors[0].shape)}"

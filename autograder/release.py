@@ -1,0 +1,46 @@
+"""Generating the student notebooks in course/ from the instructor's sources, through nbgrader.
+
+Each lesson's source notebook in solutions/source/ is the one place its solution and hidden tests are
+written. nbgrader's generate_assignment strips them; the result is copied to course/<assignment>.ipynb,
+which is never edited by hand.
+"""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from autograder.nbgrader_cli import run_nbgrader
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+COURSE_DIRECTORY = REPOSITORY / "solutions"
+SOURCE = COURSE_DIRECTORY / "source"
+STUDENT_NOTEBOOKS = REPOSITORY / "course"
+
+
+def assignments() -> list[str]:
+    """Lesson ids, in course order: the folders of solutions/source/."""
+    return sorted(path.name for path in SOURCE.iterdir() if (path / f"{path.name}.ipynb").is_file())
+
+
+def generate(destination: Path) -> list[Path]:
+    """Run nbgrader generate_assignment for every lesson; write course/-style notebooks to destination."""
+    destination.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory() as scratch:
+        course = Path(scratch)
+        shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", course)
+        shutil.copytree(SOURCE, course / "source")
+        for assignment in assignments():
+            run_nbgrader("generate_assignment", assignment, "--force", course=course)
+            target = destination / f"{assignment}.ipynb"
+            shutil.copy(course / "release" / assignment / f"{assignment}.ipynb", target)
+            written.append(target)
+    return written
+
+
+def stale() -> list[str]:
+    """Lessons whose notebook in course/ differs from what their source generates now."""
+    with tempfile.TemporaryDirectory() as scratch:
+        fresh = {path.name: path.read_bytes() for path in generate(Path(scratch))}
+    current = {path.name: path.read_bytes() for path in STUDENT_NOTEBOOKS.glob("*.ipynb")}
+    return sorted(name for name in fresh.keys() | current.keys() if fresh.get(name) != current.get(name))

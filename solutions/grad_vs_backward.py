@@ -1,0 +1,26 @@
+"""Lesson 00_grad_vs_backward: a tiny network whose gradients are easy to check by hand."""
+
+import torch
+from torch import nn
+
+
+class TinyNet(nn.Module):
+    """y = ((w1·x)·w2 + b2)**2 from two 1-by-1 linear layers, also returning the intermediate l = w1·x."""
+
+    def __init__(self, w1: float = 3.0, w2: float = 2.0, b2: float = 6.0) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(1, 1, bias=False)
+        self.linear2 = nn.Linear(1, 1)
+        nn.init.constant_(self.linear1.weight, w1)
+        nn.init.constant_(self.linear2.weight, w2)
+        nn.init.constant_(self.linear2.bias, b2)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.linear1(x)
+        return hidden, self.linear2(hidden).pow(2)
+
+
+def make_input(x: float = 4.0) -> torch.Tensor:
+    """A batch of one sample with one feature, the shape nn.Linear(1, 1) expects."""
+    # float32, nn.Linear's default: every value the lesson checks is a small integer, exact in float32.
+    return torch.tensor([[x]])

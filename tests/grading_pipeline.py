@@ -1,0 +1,105 @@
+"""A lesson through nbgrader's real pipeline, as an instructor runs it, for the grading tests.
+
+Submissions are built the way a student makes them: the released notebook from course/, with answer
+cells filled in. Grading is plain `nbgrader generate_assignment`, `autograde` and `export` in a scratch
+copy of the course directory.
+"""
+
+import csv
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+
+from autograder.nbgrader_cli import run_nbgrader
+from autograder.release import COURSE_DIRECTORY, SOURCE, STUDENT_NOTEBOOKS
+
+_SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+def _nbgrader_cells(notebook, key: str) -> dict[str, nbformat.NotebookNode]:
+    return {
+        cell.metadata.nbgrader["grade_id"]: cell
+        for cell in notebook.cells
+        if cell.metadata.get("nbgrader", {}).get(key)
+    }
+
+
+def solution_answers(lesson: str) -> dict[str, str]:
+    """The source notebook's answer cells, as a student would type them (markers removed)."""
+    source = nbformat.read(SOURCE / lesson / f"{lesson}.ipynb", as_version=4)
+    return {
+        grade_id: "\n".join(
+            line for line in cell.source.splitlines() if line.strip() not in _SOLUTION_MARKERS
+        )
+        for grade_id, cell in _nbgrader_cells(source, "solution").items()
+    }
+
+
+def submission(lesson: str, answers: dict[str, str]) -> nbformat.NotebookNode:
+    """The released notebook with the given answer cells filled in; an empty dict leaves it untouched."""
+    notebook = nbformat.read(STUDENT_NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+    cells = _nbgrader_cells(notebook, "solution")
+    for grade_id, code in answers.items():
+        cells[grade_id].source = code
+    return notebook
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A known-wrong answer: the solution with one mistake a lesson warns about."""
+
+    name: str
+    loses: frozenset[str]
+    cell: str
+    edits: tuple[tuple[str, str], ...] = ()
+    answer: str | None = None
+
+    def apply(self, solution: dict[str, str]) -> dict[str, str]:
+        """The solution's answers with this mistake made in `cell`."""
+        code = solution[self.cell] if self.answer is None else self.answer
+        for old, new in self.edits:
+            assert old in code, f"mutant {self.name}: {old!r} is no longer in the solution"
+            code = code.replace(old, new)
+        return {**solution, self.cell: code}
+
+
+@dataclass
+class Grades:
+    """Scores nbgrader gave, per student and per test cell, with the totals `nbgrader export` wrote."""
+
+    cells: dict[str, dict[str, float]] = field(default_factory=dict)
+    max_points: dict[str, float] = field(default_factory=dict)
+    exported_totals: dict[str, float] = field(default_factory=dict)
+
+    def total(self, student: str) -> float:
+        return sum(self.cells[student].values())
+
+    @property
+    def max_total(self) -> float:
+        return sum(self.max_points.values())
+
+
+def autograde(lesson: str, submissions: dict[str, nbformat.NotebookNode], workdir: Path) -> Grades:
+    """Grade every submission with plain nbgrader commands in a scratch course directory."""
+    shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", workdir)
+    shutil.copytree(SOURCE / lesson, workdir / "source" / lesson)
+    run_nbgrader("generate_assignment", lesson, "--force", course=workdir)
+    for student, notebook in submissions.items():
+        folder = workdir / "submitted" / student / lesson
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{lesson}.ipynb")
+    run_nbgrader("autograde", lesson, course=workdir)
+    run_nbgrader("export", course=workdir)
+
+    grades = Grades()
+    with Gradebook(f"sqlite:///{workdir / 'gradebook.db'}") as gradebook:
+        for student in submissions:
+            notebook = gradebook.find_submission_notebook(lesson, lesson, student)
+            grades.cells[student] = {grade.name: grade.score for grade in notebook.grades}
+            grades.max_points = {grade.name: grade.max_score for grade in notebook.grades}
+    with open(workdir / "grades.csv", newline="") as exported:
+        grades.exported_totals = {row["student_id"]: float(row["score"]) for row in csv.DictReader(exported)}
+    return grades

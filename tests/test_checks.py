@@ -1,0 +1,793 @@
+"""Pins what the grading checks say: right answers pass quietly, and every mistake the lessons warn about
+fails the right check with a message naming where it went wrong and the likely cause.
+
+The checks run in the pristine checker process that importing `autograder.checks` starts, exactly as
+from a notebook; so these tests also pin that the checker survives hangs, crashes and tampering.
+"""
+
+import os
+import signal
+import sys
+import threading
+import warnings
+
+import cloudpickle
+import pytest
+import torch
+from torch.autograd import Function
+
+import autograder.checks
+from autograder import _samples, check_first_derivative, check_forward, check_second_derivative
+from solutions.saving_inputs import Square as ReferenceSquare
+
+# The checker unpickles the Functions below in its own process, which cannot import this test module;
+# cloudpickle would pickle them by reference (by module name) unless told to ship them by value, as it
+# does for a notebook's __main__.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+CHECKS = [
+    pytest.param(check_forward, id="forward"),
+    pytest.param(check_first_derivative, id="first_derivative"),
+    pytest.param(check_second_derivative, id="second_derivative"),
+]
+DERIVATIVE_CHECKS = CHECKS[1:]
+RANDOMIZED = [pytest.param(False, id="visible"), pytest.param(True, id="randomized")]
+
+# References, in plain torch as a lesson's test cell writes them: Python functions, whose parameter names
+# name the inputs in messages (a builtin such as torch.sinh has no signature to read them from).
+
+
+def square(x):
+    return x**2
+
+
+def sinh_and_exps(x):
+    return torch.sinh(x), torch.exp(x), torch.exp(-x)
+
+
+def sinh(x):
+    return torch.sinh(x)
+
+
+def scaled_cube(grad_out, x):
+    return grad_out * 3 * x**2
+
+
+# The inputs a visible check feeds to a one-argument function, in order (the default range [-2, 2)).
+VISIBLE_XS = [x.detach() for (x,) in _samples.inputs(1, False, -2.0, 2.0, _samples.generator(False))]
+
+
+def failure(check, function, reference, **options) -> str:
+    """The message of the AssertionError the check raises; fails the test if the check passes."""
+    with pytest.raises(AssertionError) as info:
+        check(function, reference, **options)
+    return str(info.value)
+
+
+# Right answers.
+
+
+class Square(Function):
+    """x**2, saving its input: right to every order."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x
+
+
+class ScaledCube(Function):
+    """grad_out * 3x**2 of two inputs (Cube's backward as a Function), with both gradients right."""
+
+    @staticmethod
+    def forward(ctx, grad_out, x):
+        ctx.save_for_backward(grad_out, x)
+        return grad_out * 3 * x**2
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * 3 * x**2, grad * grad_out * 6 * x
+
+
+class Sinh(Function):
+    """sinh(x), returning exp(x) and exp(-x) as extra outputs whose gradients backward adds."""
+
+    @staticmethod
+    def forward(ctx, x):
+        expx, expnegx = torch.exp(x), torch.exp(-x)
+        ctx.save_for_backward(expx, expnegx)
+        return (expx - expnegx) / 2, expx, expnegx
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_expx, grad_expnegx):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2 + grad_expx * expx - grad_expnegx * expnegx
+
+
+def sinh_only(x):
+    """Sinh with its extra outputs hidden from callers."""
+    return Sinh.apply(x)[0]
+
+
+class NoisySquare(Square):
+    """A right Square that prints and warns while it computes."""
+
+    @staticmethod
+    def forward(ctx, x):
+        print("computing x**2")
+        print("debug: forward", file=sys.stderr)
+        warnings.warn("a warning from forward", stacklevel=1)
+        ctx.save_for_backward(x)
+        return x**2
+
+
+# Mistakes that cut backward's result from the graph: right to first order only.
+
+
+class SquareDetach(Square):
+    """backward detaches the saved input."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x.detach()
+
+
+class SquareNumpy(Square):
+    """backward computes through NumPy, without a second Function."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * torch.from_numpy(x.detach().numpy())
+
+
+class SquareNoGrad(Square):
+    """backward computes under torch.no_grad()."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        with torch.no_grad():
+            return grad_out * 2 * x
+
+
+class SinhBad(Function):
+    """sinh(x) keeping exp(x) and exp(-x) as ctx attributes instead of saving them."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.expx, ctx.expnegx = torch.exp(x), torch.exp(-x)
+        return (ctx.expx - ctx.expnegx) / 2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out * (ctx.expx + ctx.expnegx) / 2
+
+
+# Mistakes with extra outputs.
+
+
+class SinhNoExtras(Sinh):
+    """backward drops the gradients that arrive for the extra outputs exp(x) and exp(-x)."""
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_expx, grad_expnegx):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2
+
+
+def sinh_no_extras(x):
+    """SinhNoExtras with its extra outputs hidden, so only the second derivative shows the mistake."""
+    return SinhNoExtras.apply(x)[0]
+
+
+# Wrong formulas.
+
+
+class CubeAsSquare(Square):
+    """Square's forward computes x**3, with a backward consistent with that wrong forward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 3 * x**2
+
+
+class SignedSquare(Square):
+    """forward computes x * |x|, which is wrong for negative inputs only."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.abs()
+
+
+class SquareIgnoresGradOut(Square):
+    """backward returns the local derivative 2x without multiplying by grad_out."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x
+
+
+class ScaledCubeWrongGradX(ScaledCube):
+    """The gradient with respect to x misses the factor 2 of d(x**2)/dx."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * 3 * x**2, grad * grad_out * 3 * x
+
+
+def sqrt_squared(x):
+    """The identity computed as sqrt(x)**2, which is NaN for negative inputs."""
+    return torch.sqrt(x) ** 2
+
+
+# Outputs of the wrong kind.
+
+
+def square_float32(x):
+    """Returns float32 for a float64 input."""
+    return (x**2).float()
+
+
+def square_flattened(x):
+    """Returns a 1-d tensor whatever the input's shape."""
+    return x.reshape(-1) ** 2
+
+
+def square_and_input(x):
+    """Returns an extra output the reference does not have."""
+    return x**2, x
+
+
+def square_in_a_list(x):
+    """Returns a list instead of a tensor."""
+    return [x**2]
+
+
+# Unfinished or crashing code.
+
+
+class SquareStub(Function):
+    """Both methods as nbgrader's release leaves them."""
+
+    @staticmethod
+    def forward(ctx, x):
+        raise NotImplementedError()
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        raise NotImplementedError()
+
+
+class SquareBackwardStub(Square):
+    """forward written, backward still the release's stub."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        raise NotImplementedError()
+
+
+class SquareTypeError(Square):
+    """forward raises an error other than NotImplementedError."""
+
+    @staticmethod
+    def forward(ctx, x):
+        raise TypeError("unsupported operand")
+
+
+class SquareTwoGrads(Square):
+    """backward returns two gradients for one input, which autograd itself rejects."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x, grad_out
+
+
+class SquareLoops(Square):
+    """forward never returns."""
+
+    @staticmethod
+    def forward(ctx, x):
+        while True:
+            pass
+
+
+class SquareExits(Square):
+    """forward ends the process it runs in."""
+
+    @staticmethod
+    def forward(ctx, x):
+        os._exit(3)
+
+
+class SquareKillsItself(Square):
+    """forward kills the process it runs in."""
+
+    @staticmethod
+    def forward(ctx, x):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class KillsTheChecker(Square):
+    """forward kills the checker process that forked it, then ends its own."""
+
+    @staticmethod
+    def forward(ctx, x):
+        os.kill(os.getppid(), signal.SIGKILL)
+        os._exit(0)
+
+
+# Answers that cheat.
+
+
+def _stub_true(*args, **kwargs):
+    return True
+
+
+class CubeWithSquaresBackward(Square):
+    """forward cubes, but backward is Square's: right for the reference, wrong for its own forward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class ProductDetached(torch.autograd.Function):
+    """grad_out * x, like a backward kernel; its own backward detaches both factors."""
+
+    @staticmethod
+    def forward(ctx, grad_out, x):
+        ctx.save_for_backward(grad_out, x)
+        return grad_out * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * x.detach(), grad * grad_out.detach()
+
+
+class PatchesIsclose(Square):
+    """forward makes torch.isclose say every pair is close, then returns x**3."""
+
+    @staticmethod
+    def forward(ctx, x):
+        torch.isclose = lambda a, b, **kwargs: torch.ones_like(a, dtype=torch.bool)
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class PatchesAllclose(Square):
+    """forward stubs torch.allclose, then returns x**3."""
+
+    @staticmethod
+    def forward(ctx, x):
+        torch.allclose = _stub_true
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class PatchesGradgradcheck(Square):
+    """forward stubs torch.autograd.gradgradcheck, then returns x**3."""
+
+    @staticmethod
+    def forward(ctx, x):
+        torch.autograd.gradgradcheck = _stub_true
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class PatchesGradcheckModule(Square):
+    """forward stubs the `gradcheck` that gradgradcheck calls, inside the torch.autograd.gradcheck module."""
+
+    @staticmethod
+    def forward(ctx, x):
+        sys.modules["torch.autograd.gradcheck"].gradcheck = _stub_true
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class PatchesTensorAll(Square):
+    """forward shadows Tensor.all (inherited from torch's C base class), then returns x**3."""
+
+    @staticmethod
+    def forward(ctx, x):
+        torch.Tensor.all = lambda self, *args, **kwargs: torch.ones((), dtype=torch.bool)
+        ctx.save_for_backward(x)
+        return x**3
+
+
+class BorrowedSquare(ReferenceSquare):
+    """The course's reference Square, subclassed under a new name."""
+
+
+def borrowed_square(x):
+    """Calls the course's reference Square."""
+    return ReferenceSquare.apply(x)
+
+
+# Outputs the visible check's inputs produce, keyed by those inputs.
+_MEMORIZED = {(tuple(x.shape), x.numpy().tobytes()): x**2 for x in VISIBLE_XS}
+
+
+def memorized_square(x):
+    """Looks up the visible check's answers instead of computing x**2."""
+    key = (tuple(x.shape), x.detach().numpy().tobytes())
+    return _MEMORIZED.get(key, torch.zeros_like(x))
+
+
+def square_closing_over(resource):
+    """A square that holds on to `resource`, as a cell's function might keep a lock or a generator."""
+
+    def square_with_resource(x):
+        assert resource is not None
+        return x**2
+
+    return square_with_resource
+
+
+# Right answers pass.
+
+
+@pytest.mark.parametrize("randomized", RANDOMIZED)
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize(
+    ("function", "reference"),
+    [
+        pytest.param(Square.apply, square, id="square_saving_its_input"),
+        pytest.param(ScaledCube.apply, scaled_cube, id="two_input_cube_backward"),
+        pytest.param(Sinh.apply, sinh_and_exps, id="sinh_with_extra_outputs"),
+        pytest.param(sinh_only, sinh, id="sinh_hiding_its_extra_outputs"),
+    ],
+)
+def test_right_answer_passes_every_check(function, reference, check, randomized):
+    check(function, reference, randomized=randomized)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_passing_check_writes_nothing_to_stdout_or_stderr(check, capfd):
+    check(Square.apply, square)
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, capfd):
+    check(NoisySquare.apply, square)
+    assert capfd.readouterr() == ("", "")
+
+
+# Cut from the graph: first derivative right, second derivative fails naming the cause.
+
+
+@pytest.mark.parametrize(
+    ("function", "reference", "cause"),
+    [
+        pytest.param(SquareDetach.apply, square, "backward uses `.detach()`", id="detach"),
+        pytest.param(
+            SquareNumpy.apply,
+            square,
+            "backward computes with NumPy, which autograd cannot record. Keep the NumPy kernel, but wrap "
+            "it in a second torch.autograd.Function",
+            id="numpy",
+        ),
+        pytest.param(SquareNoGrad.apply, square, "backward uses `torch.no_grad()`", id="no_grad"),
+        pytest.param(
+            SinhBad.apply,
+            sinh,
+            "forward kept ctx.expnegx, ctx.expx as a plain attribute",
+            id="intermediates_on_ctx",
+        ),
+    ],
+)
+def test_backward_cut_from_graph_fails_only_second_derivative_naming_the_cause(function, reference, cause):
+    check_forward(function, reference)
+    check_first_derivative(function, reference)
+    message = failure(check_second_derivative, function, reference)
+    assert message.startswith("Second derivative: the gradient is cut off from the graph.")
+    assert "on x of shape ()" in message
+    assert f"Likely cause: {cause}" in message
+
+
+def test_backward_under_no_grad_is_reported_as_not_requiring_grad():
+    message = failure(check_second_derivative, SquareNoGrad.apply, square)
+    assert "grad_x computed with create_graph=True does not require grad" in message
+
+
+def test_detached_backward_is_reported_as_not_depending_on_x():
+    message = failure(check_second_derivative, SquareDetach.apply, square)
+    assert "grad_x computed with create_graph=True does not depend on x" in message
+
+
+# Extra outputs whose gradients backward drops.
+
+EXTRA_OUTPUTS_CAUSE = (
+    "Likely cause: SinhNoExtras.backward ignores the gradients that arrive for its extra outputs"
+)
+
+
+def test_backward_ignoring_extra_outputs_fails_first_derivative_of_the_function():
+    check_forward(SinhNoExtras.apply, sinh_and_exps)
+    message = failure(check_first_derivative, SinhNoExtras.apply, sinh_and_exps)
+    assert message.startswith("First derivative with respect to x is wrong: SinhNoExtras on x of shape ()")
+    assert EXTRA_OUTPUTS_CAUSE in message
+
+
+def test_backward_ignoring_extra_outputs_behind_a_wrapper_fails_only_second_derivative():
+    check_forward(sinh_no_extras, sinh)
+    check_first_derivative(sinh_no_extras, sinh)
+    message = failure(check_second_derivative, sinh_no_extras, sinh)
+    assert message.startswith("Second derivative with respect to x is wrong:")
+    assert "of sinh_no_extras on x of shape ()" in message
+    assert EXTRA_OUTPUTS_CAUSE in message
+    assert "cut off from the graph" not in message
+
+
+# Wrong formulas.
+
+
+def test_wrong_forward_fails_forward_check_with_expected_and_got():
+    x = VISIBLE_XS[0]
+    message = failure(check_forward, CubeAsSquare.apply, square)
+    assert message == (
+        f"Forward value is wrong: CubeAsSquare on x of shape (): "
+        f"expected {float(x**2):.6g}, got {float(x**3):.6g} (x={float(x):.6g})."
+    )
+
+
+def test_forward_failure_names_the_shape_and_index_of_the_first_wrong_element():
+    x = VISIBLE_XS[1]  # the scalar input is positive, where x * |x| is right
+    index = int((x < 0).nonzero()[0])
+    message = failure(check_forward, SignedSquare.apply, square)
+    assert message == (
+        f"Forward value is wrong: SignedSquare on x of shape (3,): expected {float(x[index] ** 2):.6g}, "
+        f"got {float(-(x[index] ** 2)):.6g} at index [{index}] (x={float(x[index]):.6g})."
+    )
+
+
+def test_wrong_forward_with_consistent_backward_fails_first_derivative_blaming_forward():
+    message = failure(check_first_derivative, CubeAsSquare.apply, square)
+    assert message.startswith("First derivative with respect to x is wrong: CubeAsSquare on x of shape ()")
+    assert "Likely cause: forward itself is wrong" in message
+    assert "Your backward does match your own forward (gradcheck passes)" in message
+
+
+def test_wrong_forward_with_the_references_backward_fails_first_derivative_blaming_forward():
+    message = failure(check_first_derivative, CubeWithSquaresBackward.apply, square)
+    assert message.startswith("gradcheck fails for CubeWithSquaresBackward on x of shape ()")
+    assert "Likely cause: forward is wrong (see the forward check)" in message
+
+
+def test_builtin_reference_is_refused_with_a_hint_for_the_instructor():
+    with pytest.raises(TypeError, match="reference must be a Python function"):
+        check_forward(Square.apply, torch.square)
+
+
+def test_input_called_grad_out_is_not_confused_with_the_gradient_fed_to_backward():
+    message = failure(check_second_derivative, ProductDetached.apply, lambda grad_out, x: grad_out * x)
+    assert "grad_grad_out computed with create_graph=True does not depend on grad_out" in message
+
+
+def test_wrong_forward_with_consistent_backward_fails_second_derivative_as_already_wrong():
+    message = failure(check_second_derivative, CubeAsSquare.apply, square)
+    assert message == (
+        "Second derivative: the first derivative of CubeAsSquare is already wrong "
+        "(see the first-derivative check); fix it first."
+    )
+
+
+def test_backward_ignoring_grad_out_fails_first_derivative_with_the_chain_rule_hint():
+    check_forward(SquareIgnoresGradOut.apply, square)
+    message = failure(check_first_derivative, SquareIgnoresGradOut.apply, square)
+    assert message.startswith("First derivative with respect to x is wrong")
+    assert "with a random grad_out" in message
+    assert "Likely cause: backward returns the local derivative without multiplying by grad_out" in message
+
+
+def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_references_parameter():
+    check_forward(ScaledCubeWrongGradX.apply, scaled_cube)
+    message = failure(check_first_derivative, ScaledCubeWrongGradX.apply, scaled_cube)
+    assert message.startswith(
+        "First derivative with respect to x is wrong: ScaledCubeWrongGradX on grad_out, x of shape ()"
+    )
+    assert "Likely cause: the derivative formula in backward is wrong" in message
+
+
+def test_name_argument_names_the_function_in_messages():
+    message = failure(check_forward, CubeAsSquare.apply, square, name="Square")
+    assert message.startswith("Forward value is wrong: Square on x of shape ()")
+
+
+def test_inputs_are_drawn_from_low_to_high():
+    assert "got nan" in failure(check_forward, sqrt_squared, lambda x: x)
+    check_forward(sqrt_squared, lambda x: x, low=0.1, high=2.0)
+
+
+# Outputs of the wrong kind.
+
+
+@pytest.mark.parametrize(
+    ("function", "problem"),
+    [
+        pytest.param(
+            square_float32,
+            "got dtype torch.float32 instead of torch.float64: keep the input's dtype",
+            id="float32",
+        ),
+        pytest.param(square_flattened, "got shape (1,) instead of ()", id="shape"),
+        pytest.param(square_in_a_list, "got a list instead of a tensor", id="list"),
+    ],
+)
+def test_output_of_the_wrong_kind_fails_forward_saying_what_is_wrong(function, problem):
+    message = failure(check_forward, function, square)
+    assert message == f"Forward value is wrong: {function.__name__} on x of shape (): {problem}."
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_wrong_number_of_outputs_fails_every_check(check):
+    message = failure(check, square_and_input, square)
+    assert message == "square_and_input returns 2 output(s); it should return 1."
+
+
+# Unfinished or crashing code.
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_stub_forward_is_reported_as_not_written_yet(check):
+    message = failure(check, SquareStub.apply, square)
+    assert message.startswith("SquareStub is not written yet: calling it raises NotImplementedError.")
+    assert "Replace `raise NotImplementedError()` with your code." in message
+
+
+@pytest.mark.parametrize("check", DERIVATIVE_CHECKS)
+def test_stub_backward_is_reported_as_backward_not_written_yet(check):
+    check_forward(SquareBackwardStub.apply, square)
+    message = failure(check, SquareBackwardStub.apply, square)
+    assert message == "The backward of SquareBackwardStub is not written yet: it raises NotImplementedError."
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_error_in_forward_names_the_exception_and_the_input_shape(check):
+    message = failure(check, SquareTypeError.apply, square)
+    assert message == (
+        "SquareTypeError raised TypeError: unsupported operand\n  while computing forward on x of shape ()"
+    )
+
+
+def test_error_in_backward_names_the_exception_and_the_input_shape():
+    message = failure(check_first_derivative, SquareTwoGrads.apply, square)
+    assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
+    assert "returned an incorrect number of gradients (expected 1, got 2)" in message
+    assert message.endswith("\n  on x of shape ()")
+
+
+# The checker survives what student code does to it.
+
+
+def test_endless_forward_times_out_and_the_checker_still_works():
+    message = failure(check_forward, SquareLoops.apply, square, timeout=2)
+    assert message.startswith("Your code did not finish within 2 s.")
+    assert "Look for a loop that never ends in forward or backward." in message
+    check_forward(Square.apply, square)
+
+
+@pytest.mark.parametrize(
+    ("function", "cause"),
+    [
+        pytest.param(SquareExits.apply, "exit code 3", id="os_exit"),
+        pytest.param(SquareKillsItself.apply, "SIGKILL", id="sigkill"),
+    ],
+)
+def test_forward_ending_its_process_is_reported_and_the_checker_still_works(function, cause):
+    message = failure(check_forward, function, square)
+    assert message.startswith(f"Your code ended the checker process ({cause}) before it could answer.")
+    check_forward(Square.apply, square)
+
+
+def test_killing_the_checker_fails_that_check_and_the_next_check_restarts_it():
+    killed = autograder.checks._checker._process
+    message = failure(check_forward, KillsTheChecker.apply, square)
+    assert message == "The checker process stopped unexpectedly; run this cell again."
+    assert killed.wait(timeout=5) == -signal.SIGKILL
+    assert killed.stdin.closed
+    assert killed.stdout.closed
+    check_forward(Square.apply, square)
+    assert autograder.checks._checker._process.pid != killed.pid
+
+
+# Cheating does not pay.
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize(
+    ("function", "replaced"),
+    [
+        pytest.param(PatchesIsclose.apply, "torch.isclose", id="isclose"),
+        pytest.param(PatchesAllclose.apply, "torch.allclose", id="allclose"),
+        pytest.param(PatchesGradgradcheck.apply, "torch.autograd.gradgradcheck", id="gradgradcheck"),
+        pytest.param(
+            PatchesGradcheckModule.apply, "torch.autograd.gradcheck.gradcheck", id="gradcheck_module"
+        ),
+        pytest.param(PatchesTensorAll.apply, "Tensor.all", id="inherited_tensor_method"),
+    ],
+)
+def test_patching_torch_while_checked_voids_the_check_naming_what_was_replaced(function, replaced, check):
+    message = failure(check, function, square)
+    assert message == (
+        f"Your code replaced {replaced}. Answers may not change torch, NumPy or the checks; "
+        "this check gives no credit."
+    )
+
+
+def test_patching_torch_in_the_callers_process_does_not_make_a_wrong_answer_pass(monkeypatch):
+    monkeypatch.setattr(torch, "allclose", _stub_true)
+    monkeypatch.setattr(torch, "isclose", lambda a, b, **kwargs: torch.ones_like(a, dtype=torch.bool))
+    monkeypatch.setattr(torch.autograd, "gradcheck", _stub_true)
+    monkeypatch.setattr(torch.autograd, "gradgradcheck", _stub_true)
+    assert failure(check_forward, CubeAsSquare.apply, square).startswith("Forward value is wrong")
+    assert "forward itself is wrong" in failure(check_first_derivative, CubeAsSquare.apply, square)
+    assert "already wrong" in failure(check_second_derivative, CubeAsSquare.apply, square)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(ReferenceSquare.apply, id="imported"),
+        pytest.param(BorrowedSquare.apply, id="subclassed"),
+        pytest.param(borrowed_square, id="called"),
+    ],
+)
+def test_answer_using_the_reference_implementation_gets_no_credit(function, check):
+    message = failure(check, function, square)
+    assert message.startswith(
+        "Your answer uses the course's reference implementation (the `solutions` package)"
+    )
+    assert message.endswith("this check gives no credit.")
+
+
+def test_hard_coded_visible_answers_pass_visible_but_fail_randomized_check():
+    check_forward(memorized_square, square)
+    message = failure(check_forward, memorized_square, square, randomized=True)
+    assert message.startswith("Forward value is wrong: memorized_square on x of shape ")
+
+
+def test_visible_checks_repeat_their_inputs_and_randomized_checks_draw_new_ones():
+    visible = {failure(check_forward, CubeAsSquare.apply, square) for _ in range(2)}
+    randomized = {failure(check_forward, CubeAsSquare.apply, square, randomized=True) for _ in range(2)}
+    assert len(visible) == 1
+    assert len(randomized) == 2
+
+
+# Functions the checker cannot receive.
+
+
+@pytest.mark.parametrize(
+    ("resource", "reason"),
+    [
+        pytest.param(threading.Lock(), "TypeError: cannot pickle '_thread.lock' object", id="lock"),
+        pytest.param((i for i in range(3)), "TypeError: cannot pickle 'generator' object", id="generator"),
+    ],
+)
+def test_function_that_cannot_be_pickled_fails_saying_it_could_not_be_sent(resource, reason):
+    message = failure(check_forward, square_closing_over(resource), square)
+    assert message == (
+        f"Could not send square_with_resource to the checker ({reason}). "
+        "Define it at the top level of a cell, using only tensors, modules and functions."
+    )

@@ -1,0 +1,175 @@
+"""The course's notebooks: generated from their sources, complete, and runnable top to bottom."""
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.nbgrader_cli import run_nbgrader
+from autograder.release import COURSE_DIRECTORY, REPOSITORY, SOURCE, STUDENT_NOTEBOOKS, assignments, stale
+
+LESSONS = assignments()
+_GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
+
+
+def _source(lesson: str) -> nbformat.NotebookNode:
+    return nbformat.read(SOURCE / lesson / f"{lesson}.ipynb", as_version=4)
+
+
+def _release(lesson: str) -> nbformat.NotebookNode:
+    return nbformat.read(STUDENT_NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
+
+
+def _graded(notebook, key: str) -> list[nbformat.NotebookNode]:
+    return [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get(key)]
+
+
+def _topic(lesson: str) -> str:
+    """'saving_inputs' for '01_saving_inputs': the name a lesson's module and tests share."""
+    return lesson.split("_", 1)[1]
+
+
+def test_course_matches_what_the_sources_generate():
+    assert stale() == [], "run `make release` to regenerate course/ from solutions/source/"
+
+
+def test_course_holds_exactly_one_notebook_per_lesson():
+    assert LESSONS, "no lessons found in solutions/source/"
+    assert sorted(path.stem for path in STUDENT_NOTEBOOKS.glob("*.ipynb")) == LESSONS
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_has_its_reference_module_and_tests(lesson):
+    assert (REPOSITORY / "solutions" / f"{_topic(lesson)}.py").is_file()
+    assert (REPOSITORY / "tests" / f"test_{_topic(lesson)}.py").is_file()
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_contains_no_solution_and_no_hidden_test(lesson):
+    released = "\n".join(cell.source for cell in _release(lesson).cells)
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "randomized=True"):
+        assert marker not in released
+    answers = {cell.metadata.nbgrader.grade_id: cell.source for cell in _graded(_release(lesson), "solution")}
+    for cell in _graded(_source(lesson), "solution"):
+        grade_id = cell.metadata.nbgrader.grade_id
+        inside = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, flags=re.S)
+        assert inside, f"answer cell {grade_id} marks no solution"
+        solution_lines = {line.strip() for line in "".join(inside).splitlines()} - {""}
+        released_lines = {line.strip() for line in answers[grade_id].splitlines()}
+        assert solution_lines.isdisjoint(released_lines), (grade_id, solution_lines & released_lines)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_answer_cells_are_named_for_the_exercise_they_define(lesson):
+    for cell in _graded(_source(lesson), "solution"):
+        grade_id = cell.metadata.nbgrader.grade_id
+        defined = {
+            node.name
+            for node in ast.parse(cell.source).body
+            if isinstance(node, ast.ClassDef | ast.FunctionDef)
+        }
+        assert grade_id in {name.lower() for name in defined}, (grade_id, defined)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_test_cells_have_meaningful_ids_a_docstring_and_hidden_randomized_tests(lesson):
+    cells = _graded(_source(lesson), "grade")
+    assert cells
+    for cell in cells:
+        grade_id = cell.metadata.nbgrader.grade_id
+        assert _GRADE_ID.fullmatch(grade_id), grade_id
+        assert cell.metadata.nbgrader.points > 0
+        body = ast.parse(cell.source).body
+        assert isinstance(body[0], ast.Expr), f"{grade_id} does not open with a docstring"
+        assert isinstance(body[0].value, ast.Constant)
+        assert "\n" not in body[0].value.value
+        # Imported in the cell itself, so an answer that shadows the name cannot fool the test.
+        assert "from autograder import" in cell.source
+        hidden = cell.source.split("### BEGIN HIDDEN TESTS", 1)[-1]
+        assert "### END HIDDEN TESTS" in hidden, grade_id
+        assert "randomized=True" in hidden, grade_id
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_source_notebooks_are_stored_without_outputs(lesson):
+    for cell in _source(lesson).cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [], cell.id
+            assert cell.execution_count is None, cell.id
+
+
+def _validate(lesson: str, notebook: Path, tmp_path: Path, *flags: str) -> str:
+    shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", tmp_path)
+    target = tmp_path / notebook.name
+    shutil.copy(notebook, target)
+    return run_nbgrader("validate", str(target), *flags, course=tmp_path).stdout
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_nbgrader_validate_passes_the_source(lesson, tmp_path):
+    output = _validate(lesson, SOURCE / lesson / f"{lesson}.ipynb", tmp_path)
+    assert "Success! Your notebook passes all the tests." in output, output
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_nbgrader_validate_invert_fails_every_test_of_the_release(lesson, tmp_path):
+    output = _validate(lesson, STUDENT_NOTEBOOKS / f"{lesson}.ipynb", tmp_path, "--invert")
+    assert "Success! The notebook does not pass any tests." in output, output
+
+
+def _execute(notebook: nbformat.NotebookNode, workdir: Path) -> nbformat.NotebookNode:
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": workdir}},
+    )
+    client.execute()
+    return notebook
+
+
+def _errors(notebook) -> dict[str, str]:
+    return {
+        cell.id: output.ename
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.output_type == "error"
+    }
+
+
+def _rendered(notebook, mime: str) -> int:
+    return sum(
+        mime in output.get("data", {})
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_source_runs_top_to_bottom_drawing_its_graphs_and_plots(lesson, tmp_path):
+    executed = _execute(_source(lesson), tmp_path)
+    assert _errors(executed) == {}
+    assert _rendered(executed, "image/svg+xml") >= 1, "no torchviz graph was drawn"
+    assert _rendered(executed, "image/png") >= 1, "no matplotlib plot was drawn"
+    streams = [
+        o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "stream"
+    ]
+    assert all(stream.name == "stdout" for stream in streams), "a cell wrote to stderr"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_fails_only_where_an_exercise_is_unanswered(lesson, tmp_path):
+    executed = _execute(_release(lesson), tmp_path)
+    errors = _errors(executed)
+    assert errors, "the untouched release raised nothing"
+    assert set(errors.values()) <= {"NotImplementedError", "AssertionError"}
+    exercise_ids = [cell.id for cell in _graded(executed, "solution")]
+    first_exercise = [cell.id for cell in executed.cells].index(exercise_ids[0])
+    assert all([cell.id for cell in executed.cells].index(cell_id) > first_exercise for cell_id in errors)
