@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from typing import BinaryIO
 
 from autograder._protocol import encode_request, read_message, write_message
 from autograder._verdict import Verdict
@@ -12,6 +13,18 @@ class CheckerProcess:
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
+        self._attached: tuple[BinaryIO, BinaryIO] | None = None
+
+    def attach(self, requests: BinaryIO, replies: BinaryIO) -> None:
+        """Use a checker someone else started (a grading worker forks one per notebook)."""
+        self.stop()
+        self._attached = (requests, replies)
+
+    def _pipes(self) -> tuple[BinaryIO, BinaryIO]:
+        if self._attached is not None:
+            return self._attached
+        self.start()
+        return self._process.stdin, self._process.stdout
 
     def start(self) -> None:
         """Start the process unless it is running; cheap to call again."""
@@ -31,6 +44,10 @@ class CheckerProcess:
 
     def stop(self) -> None:
         """End the process and release its pipes; the next check starts a fresh one."""
+        if self._attached is not None:
+            for pipe in self._attached:
+                pipe.close()
+            self._attached = None
         if self._process is None:
             return
         self._process.kill()
@@ -41,10 +58,10 @@ class CheckerProcess:
 
     def ask(self, check: bytes, timeout: float) -> Verdict:
         """Send one pickled check; the checker enforces `timeout` on the student's code."""
-        self.start()
+        requests, replies = self._pipes()
         try:
-            write_message(self._process.stdin, encode_request(timeout, check))
-            reply = read_message(self._process.stdout)
+            write_message(requests, encode_request(timeout, check))
+            reply = read_message(replies)
         except OSError:
             reply = None
         except BaseException:

@@ -49,12 +49,21 @@ def _members(owner: object) -> dict[str, object]:
 
 
 def _current() -> dict[str, object]:
-    watched = [*_WATCHED, *(m for name, m in sys.modules.items() if name.startswith("autograder"))]
-    return {
-        f"{getattr(owner, '__name__', owner)}.{name}": _fingerprint(value)
-        for owner in watched
+    watched = {
+        f"{getattr(owner, '__name__', owner)}.{name}": value
+        for owner in _WATCHED
         for name, value in _members(owner).items()
     }
+    # The course's own modules keep per-check data (the seed of a randomized check); only their
+    # behaviour, the functions and classes they define, is watched.
+    watched |= {
+        f"{module_name}.{name}": value
+        for module_name, module in list(sys.modules.items())
+        if module_name.startswith("autograder") and module is not None
+        for name, value in vars(module).items()
+        if callable(value)
+    }
+    return {name: _fingerprint(value) for name, value in watched.items()}
 
 
 def take_snapshot() -> None:

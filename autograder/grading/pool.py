@@ -1,0 +1,83 @@
+"""The main process's side of the workers: start them, feed them jobs, collect their results."""
+
+import json
+import queue
+import select
+import subprocess
+import sys
+import threading
+
+from autograder._protocol import read_message, write_message
+
+# A worker enforces every time limit itself; this much longer and the worker is presumed stuck.
+_WORKER_GRACE = 60.0
+
+
+class _Worker:
+    """One worker process, restarted when it dies."""
+
+    def __init__(self) -> None:
+        self._process = self._start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    def grade(self, job: dict) -> list[dict] | str:
+        """The worker's per-cell results, or why it could not produce them."""
+        try:
+            write_message(self._process.stdin, json.dumps(job).encode())
+            ready, _, _ = select.select(
+                [self._process.stdout], [], [], job["notebook_timeout"] + _WORKER_GRACE
+            )
+            reply = read_message(self._process.stdout) if ready else None
+        except OSError:
+            reply = None
+        if reply is None:
+            self.stop()
+            self._process = self._start()
+            return "the grading worker stopped while running this notebook"
+        return json.loads(reply)
+
+    def stop(self) -> None:
+        self._process.kill()
+        self._process.wait()
+        self._process.stdin.close()
+        self._process.stdout.close()
+
+
+class WorkerPool:
+    """`size` workers, each fed by its own thread; results arrive on `results` as (tag, outcome)."""
+
+    def __init__(self, size: int) -> None:
+        self.jobs: queue.Queue = queue.Queue()
+        self.results: queue.Queue = queue.Queue()
+        self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(size)]
+        for thread in self._threads:
+            thread.start()
+
+    def _serve(self) -> None:
+        worker = _Worker()
+        try:
+            while (item := self.jobs.get()) is not None:
+                tag, job = item
+                self.results.put((tag, worker.grade(job)))
+        finally:
+            worker.stop()
+
+    def submit(self, tag, job: dict) -> None:
+        self.jobs.put((tag, job))
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self.jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,60 @@
+"""Finding what each student handed in: SUBMITTED/<student>/<assignment>/<notebook>.ipynb."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.grading.results import QuestionResult, Status
+from autograder.release import SOURCE
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One notebook the assignment expects from a student; `path` is None when it was not handed in."""
+
+    student: str
+    assignment: str
+    notebook: str
+    path: Path | None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.student, self.assignment, self.notebook)
+
+
+def _visible_children(folder: Path, directories: bool) -> list[Path]:
+    return sorted(
+        child
+        for child in folder.iterdir()
+        if not child.name.startswith(".") and (child.is_dir() if directories else child.suffix == ".ipynb")
+    )
+
+
+def expected_notebooks(assignment: str) -> list[str]:
+    """The notebooks of a lesson, from its source folder (empty for an unknown assignment)."""
+    folder = SOURCE / assignment
+    return [path.stem for path in _visible_children(folder, directories=False)] if folder.is_dir() else []
+
+
+def discover(submitted: Path) -> tuple[list[Submission], list[QuestionResult]]:
+    """The notebooks to grade, and rows for what cannot be graded: unknown assignments, extra notebooks."""
+    submissions, rows = [], []
+    for student_folder in _visible_children(submitted, directories=True):
+        student = student_folder.name
+        for assignment_folder in _visible_children(student_folder, directories=True):
+            assignment = assignment_folder.name
+            expected = expected_notebooks(assignment)
+            if not expected:
+                reason = f"{assignment} is not a lesson of this course; nothing in it was graded"
+                rows.append(
+                    QuestionResult(student, assignment, "", "", 0.0, 0.0, Status.UNKNOWN_ASSIGNMENT, reason)
+                )
+                continue
+            handed_in = {path.stem: path for path in _visible_children(assignment_folder, directories=False)}
+            for name in expected:
+                submissions.append(Submission(student, assignment, name, handed_in.get(name)))
+            for extra in sorted(set(handed_in) - set(expected)):
+                reason = f"{extra}.ipynb is not part of {assignment}; it was not graded"
+                rows.append(
+                    QuestionResult(student, assignment, extra, "", 0.0, 0.0, Status.EXTRA_NOTEBOOK, reason)
+                )
+    return submissions, rows
