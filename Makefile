@@ -30,5 +30,8 @@ test: $(STAMP) system-deps
 release: $(STAMP)
 	$(BIN)/python -m autograder release
 
+bench: $(STAMP) system-deps
+	$(BIN)/python tests/bench_grading.py
+
 clean:
 	rm -rf $(VENV) build solutions/release solutions/submitted solutions/autograded solutions/feedback solutions/gradebook.db

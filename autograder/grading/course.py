@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearHiddenTests,
@@ -22,10 +21,16 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.utils import determine_grade, is_grade
 
+from autograder.grading import gradebook
 from autograder.grading.results import QuestionResult, Status
 from autograder.nbgrader_cli import put_nbgrader_tools_on_path, run_nbgrader
 from autograder.release import COURSE_DIRECTORY, SOURCE
 
+# `nbgrader export` here must not overwrite the per-question grades.csv that grading wrote.
+_EXPORT_CONFIG = """
+# In a grading run's folder, grades.csv holds one row per question; nbgrader's totals go beside it.
+c.ExportPlugin.to = "nbgrader_totals.csv"
+"""
 # What a feedback notebook says where a test cell's hidden tests were.
 _HIDDEN = "# Hidden tests ran here; their results are below."
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -42,19 +47,22 @@ class GradingCourse:
     def prepare(self, assignments: set[str]) -> None:
         """Copy the lessons' sources and register them in the gradebook (once; a resumed run skips it)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", self.root)
-        with Gradebook(self.db_url) as gradebook:
-            known = {assignment.name for assignment in gradebook.assignments}
+        config = (COURSE_DIRECTORY / "nbgrader_config.py").read_text()
+        (self.root / "nbgrader_config.py").write_text(config + _EXPORT_CONFIG)
+        if not (self.root / "gradebook.db").exists():
+            gradebook.create(self.db_url)
+        with gradebook.opened(self.db_url) as book:
+            known = {assignment.name for assignment in book.assignments}
         for assignment in sorted(assignments - known):
             shutil.copytree(SOURCE / assignment, self.root / "source" / assignment, dirs_exist_ok=True)
             run_nbgrader("generate_assignment", assignment, "--force", course=self.root)
 
     def notebooks(self, assignment: str) -> dict[str, list[tuple[str, float]]]:
         """Each notebook of the assignment with its questions (test cells) and their points."""
-        with Gradebook(self.db_url) as gradebook:
+        with gradebook.opened(self.db_url) as book:
             return {
                 notebook.name: sorted((cell.name, cell.max_score) for cell in notebook.grade_cells)
-                for notebook in gradebook.find_assignment(assignment).notebooks
+                for notebook in book.find_assignment(assignment).notebooks
             }
 
     def _resources(self, student: str, assignment: str, notebook: str) -> dict:
@@ -108,19 +116,23 @@ class GradingCourse:
                 }
                 cell.outputs.append(nbformat.v4.new_output("error", **error))
 
-        with Gradebook(self.db_url) as gradebook:
-            gradebook.update_or_create_student(student)
-            gradebook.update_or_create_submission(assignment, student)
+        with gradebook.opened(self.db_url) as book:
+            book.update_or_create_student(student)
+            book.update_or_create_submission(assignment, student)
         SaveAutoGrades().preprocess(notebook, self._resources(student, assignment, name))
 
         rows = []
+        earlier_trouble = ""
         for cell, result in zip(code_cells, cells, strict=True):
+            status, reason = Status(result["status"]), result["reason"]
             if not is_grade(cell):
+                problem = reason if status != Status.OK else _error_of(cell)
+                if problem and not earlier_trouble:
+                    earlier_trouble = f" (after an earlier cell failed: {problem})"
                 continue
             score, max_score = determine_grade(cell)
-            status, reason = Status(result["status"]), result["reason"]
             if status == Status.OK and score < max_score:
-                status, reason = Status.FAILED, _failure_reason(cell)
+                status, reason = Status.FAILED, _failure_reason(cell) + earlier_trouble
             rows.append(
                 QuestionResult(
                     student,
@@ -140,14 +152,14 @@ class GradingCourse:
         self, student: str, assignment: str, name: str, status: Status, reason: str
     ) -> list[QuestionResult]:
         """A missing or unreadable notebook: every question scores zero, in the gradebook too."""
-        with Gradebook(self.db_url) as gradebook:
-            gradebook.update_or_create_student(student)
-            gradebook.update_or_create_submission(assignment, student)
-            submission = gradebook.find_submission_notebook(name, assignment, student)
+        with gradebook.opened(self.db_url) as book:
+            book.update_or_create_student(student)
+            book.update_or_create_submission(assignment, student)
+            submission = book.find_submission_notebook(name, assignment, student)
             for grade in submission.grades:
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
-            gradebook.db.commit()
+            book.db.commit()
         return [
             QuestionResult(student, assignment, name, question, 0.0, points, status, reason)
             for question, points in self.notebooks(assignment)[name]
@@ -170,9 +182,17 @@ class GradingCourse:
         nbformat.write(feedback, folder / f"{name}.ipynb")
 
 
-def _failure_reason(cell) -> str:
-    """What the student sees for a failed test: the check's message, or why stderr cost the marks."""
+def _error_of(cell) -> str:
+    """The cell's error as one line of text ('MemoryError: ...'), or '' if it raised none."""
     for output in cell.outputs:
         if output.output_type == "error":
-            return _ANSI.sub("", f"{output.ename}: {output.evalue}").removeprefix("AssertionError: ")
+            return _ANSI.sub("", f"{output.ename}: {output.evalue}")
+    return ""
+
+
+def _failure_reason(cell) -> str:
+    """What the student sees for a failed test: the check's message, or why stderr cost the marks."""
+    error = _error_of(cell)
+    if error:
+        return error.removeprefix("AssertionError: ")
     return "the test cell wrote to stderr, which nbgrader counts as a failure"

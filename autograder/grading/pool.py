@@ -52,6 +52,7 @@ class WorkerPool:
     """`size` workers, each fed by its own thread; results arrive on `results` as (tag, outcome)."""
 
     def __init__(self, size: int) -> None:
+        self.size = size
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
         self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(size)]

@@ -1,0 +1,249 @@
+"""`python -m autograder grade` on real submissions: a class mixing good, wrong, hostile and broken
+notebooks grades to the right per-question results, in parallel as sequentially, resumes after kill -9,
+and leaves a gradebook that nbgrader's own commands read."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from classroom import LESSON, answers_of, write_submission, write_typical_class
+from grading_pipeline import submission
+
+from autograder.grading.results import Status, read_csv
+from autograder.nbgrader_cli import run_nbgrader
+from autograder.release import SOURCE
+
+QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
+FULL_MARKS = sum(QUESTIONS.values())
+_SOURCE_NOTEBOOK = SOURCE / LESSON / f"{LESSON}.ipynb"
+
+
+def _answer(code: str) -> dict[str, str]:
+    return {"square": code}
+
+
+def _without_test_cells(notebook):
+    notebook.cells = [cell for cell in notebook.cells if not cell.metadata.get("nbgrader", {}).get("grade")]
+    return notebook
+
+
+def _with_test_cells_replaced(notebook):
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.source = "pass  # the tests were here"
+    return notebook
+
+
+def _mixed_class(root: Path) -> None:
+    """Everything a real class hands in, good and bad, one student each."""
+    solution = answers_of("solution")["square"]
+    notebooks = {
+        "solution": submission(LESSON, answers_of("solution")),
+        "untouched_release": submission(LESSON, {}),
+        "detach_in_backward": submission(LESSON, answers_of("detach_in_backward")),
+        "patches_the_checks": submission(LESSON, answers_of("patches_the_checks")),
+        "imports_the_reference": submission(LESSON, answers_of("imports_the_reference")),
+        "reads_the_hidden_tests": submission(
+            LESSON, _answer(f"source = open({str(_SOURCE_NOTEBOOK)!r}).read()\n{solution}")
+        ),
+        "runs_a_shell": submission(LESSON, _answer(f"import os\nos.system('cat /etc/passwd')\n{solution}")),
+        "loops_forever": submission(LESSON, _answer("while True:\n    pass")),
+        "exits": submission(LESSON, _answer(f"import sys\nsys.exit(0)\n{solution}")),
+        "kills_its_process": submission(LESSON, _answer("import os\nos._exit(1)")),
+        "eats_memory": submission(LESSON, _answer(f"hog = bytearray(16 * 2**30)\n{solution}")),
+        "deleted_test_cells": _without_test_cells(submission(LESSON, answers_of("solution"))),
+        "edited_test_cells": _with_test_cells_replaced(submission(LESSON, answers_of("solution"))),
+        "extra_notebook": submission(LESSON, answers_of("solution")),
+    }
+    for student, notebook in notebooks.items():
+        write_submission(root, student, notebook)
+    write_submission(root, "extra_notebook", submission(LESSON, {}), name="scratch")
+    write_submission(root, "malformed_json", '{"cells": [ this is not json')
+    (root / "missing_notebook" / LESSON).mkdir(parents=True)
+    write_submission(
+        root, "unknown_assignment", submission(LESSON, answers_of("solution")), assignment="99_nope"
+    )
+
+
+def _grade(submitted: Path, out: Path, *extra: str, **popen) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(submitted),
+        "--out",
+        str(out),
+        "--timeout",
+        "4",
+    ]
+    return subprocess.run([*command, *extra], capture_output=True, text=True, check=True, **popen)
+
+
+def _by_student(rows) -> dict[str, dict[str, object]]:
+    students: dict[str, dict[str, object]] = {}
+    for row in rows:
+        students.setdefault(row.student, {})[row.question] = row
+    return students
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mixed")
+    _mixed_class(root / "submitted")
+    result = _grade(root / "submitted", root / "out", "--workers", "2", "--seed", "7")
+    return root / "out", result.stdout, _by_student(read_csv(root / "out" / "grades.csv"))
+
+
+def _total(questions) -> float:
+    return sum(row.score for row in questions.values())
+
+
+@pytest.mark.parametrize("student", ["solution", "deleted_test_cells", "edited_test_cells", "extra_notebook"])
+def test_answers_like_the_solution_score_full_marks_whatever_their_neighbours_do(mixed, student):
+    _, _, students = mixed
+    graded = {question: row for question, row in students[student].items() if question}
+    assert {q: (row.score, row.status) for q, row in graded.items()} == {
+        q: (points, Status.OK) for q, points in QUESTIONS.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("student", "lost", "reason"),
+    [
+        ("untouched_release", set(QUESTIONS), "not written yet"),
+        ("detach_in_backward", {"square_second_derivative"}, "`.detach()`"),
+        ("patches_the_checks", set(QUESTIONS), "Forward value is wrong"),
+        ("imports_the_reference", set(QUESTIONS), "not allowed while grading"),
+        ("reads_the_hidden_tests", set(QUESTIONS), "not allowed while grading"),
+        ("runs_a_shell", set(QUESTIONS), "not allowed while grading"),
+    ],
+)
+def test_wrong_and_hostile_answers_lose_marks_with_the_reason(mixed, student, lost, reason):
+    _, _, students = mixed
+    rows = students[student]
+    assert {q for q, row in rows.items() if row.score < row.max_score} == lost
+    assert all(row.status == Status.FAILED for q, row in rows.items() if q in lost)
+    assert any(reason in row.reason for q, row in rows.items() if q in lost), [
+        r.reason for r in rows.values()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("student", "status", "reason"),
+    [
+        ("loops_forever", Status.FAILED, "after an earlier cell failed: the cell ran past 4 s"),
+        ("exits", Status.FAILED, "after an earlier cell failed: SystemExit"),
+        ("eats_memory", Status.FAILED, "after an earlier cell failed: MemoryError"),
+        ("kills_its_process", Status.KERNEL_DIED, "exited with code 1"),
+        ("malformed_json", Status.INVALID_NOTEBOOK, "not a readable notebook"),
+        ("missing_notebook", Status.MISSING, "was not handed in"),
+    ],
+)
+def test_broken_notebooks_cost_their_own_questions_with_a_reason(mixed, student, status, reason):
+    _, _, students = mixed
+    rows = students[student]
+    assert set(rows) == set(QUESTIONS)
+    assert _total(rows) == 0
+    assert {row.status for row in rows.values()} == {status}
+    assert all(reason in row.reason for row in rows.values()), [row.reason for row in rows.values()]
+
+
+def test_notebooks_outside_the_assignment_are_reported_not_graded(mixed):
+    _, _, students = mixed
+    (extra,) = [row for q, row in students["extra_notebook"].items() if not q]
+    assert (extra.notebook, extra.status, extra.max_score) == ("scratch", Status.EXTRA_NOTEBOOK, 0)
+    (unknown,) = students["unknown_assignment"].values()
+    assert (unknown.assignment, unknown.status) == ("99_nope", Status.UNKNOWN_ASSIGNMENT)
+
+
+def test_grades_csv_has_the_promised_columns(mixed):
+    out, _, _ = mixed
+    with open(out / "grades.csv", newline="") as grades:
+        header = next(csv.reader(grades))
+    assert header[:7] == ["student", "assignment", "notebook", "question", "score", "max_score", "status"]
+
+
+def test_summary_is_printed_and_report_has_its_three_plots(mixed):
+    out, stdout, _ = mixed
+    assert "square_second_derivative" in stdout
+    assert "grades.csv" in stdout
+    assert (out / "report.html").read_text().count('src="data:image/png;base64,') == 3
+
+
+def test_nbgrader_export_reads_the_gradebook_with_the_same_totals(mixed):
+    out, _, students = mixed
+    run_nbgrader("export", course=out)
+    with open(out / "nbgrader_totals.csv", newline="") as exported:
+        totals = {row["student_id"]: float(row["score"]) for row in csv.DictReader(exported)}
+    graded = {student: rows for student, rows in students.items() if set(QUESTIONS) <= set(rows)}
+    assert totals == {student: _total(rows) for student, rows in graded.items()}
+    assert totals["solution"] == FULL_MARKS
+    assert (out / "grades.csv").read_text().startswith("student,assignment,notebook,question")
+
+
+def test_feedback_shows_diagnostics_but_never_the_hidden_tests(mixed):
+    out, _, _ = mixed
+    run_nbgrader("generate_feedback", LESSON, course=out)
+    pages = {path.parent.parent.name: path.read_text() for path in out.glob(f"feedback/*/{LESSON}/*.html")}
+    assert "solution" in pages
+    assert "detach_in_backward" in pages
+    for page in pages.values():
+        assert "BEGIN HIDDEN TESTS" not in page
+        assert "randomized=True" not in page
+    assert "cut off from the graph" in pages["detach_in_backward"]
+
+
+def test_one_worker_gives_the_same_grades_row_for_row(mixed, tmp_path):
+    out, _, _ = mixed
+    _grade(out.parent / "submitted", tmp_path / "sequential", "--workers", "1", "--seed", "7")
+    assert (tmp_path / "sequential" / "grades.csv").read_text() == (out / "grades.csv").read_text()
+
+
+def _journal_lines(out: Path) -> int:
+    journal = out / "journal.jsonl"
+    return len(journal.read_text().splitlines()) if journal.exists() else 0
+
+
+def test_a_run_killed_mid_way_resumes_to_exactly_the_grades_of_an_uninterrupted_run(tmp_path):
+    students = 12
+    write_typical_class(tmp_path / "submitted", students)
+    options = ("--workers", "1", "--seed", "3")
+    _grade(tmp_path / "submitted", tmp_path / "uninterrupted", *options)
+
+    interrupted = tmp_path / "interrupted"
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(tmp_path / "submitted"),
+        "--out",
+        str(interrupted),
+    ]
+    run = subprocess.Popen(
+        [*command, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while _journal_lines(interrupted) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    graded_before_the_kill = _journal_lines(interrupted)
+    assert 3 <= graded_before_the_kill < students, "the run was not stopped mid-way"
+    assert not (interrupted / "grades.csv").exists()
+
+    _grade(tmp_path / "submitted", interrupted, *options)
+    assert (interrupted / "grades.csv").read_text() == (tmp_path / "uninterrupted" / "grades.csv").read_text()
+    run_nbgrader("export", course=interrupted)
+    with open(interrupted / "nbgrader_totals.csv", newline="") as exported:
+        totals = [(row["student_id"], float(row["score"])) for row in csv.DictReader(exported)]
+    ours: dict[str, float] = {}
+    for row in read_csv(interrupted / "grades.csv"):
+        ours[row.student] = ours.get(row.student, 0.0) + row.score
+    assert sorted(totals) == sorted(ours.items())
