@@ -86,11 +86,13 @@ def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float) -> Verdi
     )
 
 
-def serve(requests, replies, seed: int | None = None) -> None:
+def serve(requests, replies, seed: int | None = None, audit=None) -> None:
     """Answer requests until the kernel closes its end: one forked child per request.
 
     With a seed, the n-th randomized check draws the same inputs on every run, so that grading a
-    class twice gives the same grades; without one, hidden tests draw fresh inputs every time.
+    class twice gives the same grades; without one, hidden tests draw fresh inputs every time. With an
+    `audit` stream (which the kernel cannot reach), every verdict is also written there, one JSON line
+    each: a grading worker credits a test only for checks that really reached the checker.
     """
     number = 0
     while (request := read_message(requests)) is not None:
@@ -101,15 +103,21 @@ def serve(requests, replies, seed: int | None = None) -> None:
         if pid == 0:
             if seed is not None:
                 _samples.reproducible(hash((seed, number)))
-            # The child keeps only its own reply pipe: student code must not reach the kernel's.
+            # The child keeps only its own reply pipe: student code must not reach the kernel's, nor
+            # the audit that vouches for verdicts.
             os.close(read_fd)
             os.close(replies.fileno())
+            if audit is not None:
+                os.close(audit.fileno())
             _run_child(payload, write_fd)
         os.close(write_fd)
         try:
             verdict = _collect(pid, read_fd, requests.fileno(), timeout)
         except ClientGoneError:
             return
+        if audit is not None:
+            audit.write(verdict.to_bytes() + b"\n")
+            audit.flush()
         write_message(replies, verdict.to_bytes())
 
 

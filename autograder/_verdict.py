@@ -14,6 +14,9 @@ class Verdict:
 
     passed: bool
     message: str = ""
+    # Which check said so, and of what: a grading worker audits these against the test cell's calls.
+    kind: str = ""
+    subject: str = ""
 
     @classmethod
     def failed(cls, message: str) -> "Verdict":
@@ -27,6 +30,11 @@ class Verdict:
         """Decode a verdict; anything that is not a well-formed one is reported as such."""
         try:
             fields = json.loads(data)
-            return cls(passed=fields["passed"] is True, message=str(fields["message"]))
+            return cls(
+                passed=fields["passed"] is True,
+                message=str(fields["message"]),
+                kind=str(fields.get("kind", "")),
+                subject=str(fields.get("subject", "")),
+            )
         except (ValueError, TypeError, KeyError):
             return cls.failed("The checker received a malformed answer from your code's process.")

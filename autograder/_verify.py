@@ -8,7 +8,7 @@ import inspect
 import sys
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cloudpickle
 import torch
@@ -58,11 +58,11 @@ def run(payload: bytes) -> Verdict:
     tampered = _integrity.tampered_names()
     if tampered:
         shown = ", ".join(tampered[:5]) + (" ..." if len(tampered) > 5 else "")
-        return Verdict.failed(
+        verdict = Verdict.failed(
             f"Your code replaced {shown}. Answers may not change torch, NumPy or the checks; "
             "this check gives no credit."
         )
-    return verdict
+    return replace(verdict, kind=check.kind, subject=check.name)
 
 
 def _uses_reference_message() -> str:

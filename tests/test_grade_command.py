@@ -23,6 +23,29 @@ FULL_MARKS = sum(QUESTIONS.values())
 _SOURCE_NOTEBOOK = SOURCE / LESSON / f"{LESSON}.ipynb"
 
 
+# Answers that make the test cells' checks pass without asking the checker, then cube instead of square.
+_WRONG_SQUARE = answers_of("cube_with_consistent_derivatives")["square"]
+_REPLACES_THE_CHECKS = f"""import autograder
+import autograder.checks
+
+
+def passes(*args, **kwargs):
+    \"\"\"Stands in for every check.\"\"\"
+
+
+for name in ("check_forward", "check_first_derivative", "check_second_derivative"):
+    setattr(autograder.checks, name, passes)
+    setattr(autograder, name, passes)
+
+{_WRONG_SQUARE}"""
+_FAKES_THE_CHECKER = f"""import autograder.checks
+from autograder._verdict import Verdict
+
+autograder.checks._checker.ask = lambda payload, timeout: Verdict(passed=True)
+
+{_WRONG_SQUARE}"""
+
+
 def _answer(code: str) -> dict[str, str]:
     return {"square": code}
 
@@ -52,6 +75,8 @@ def _mixed_class(root: Path) -> None:
             LESSON, _answer(f"source = open({str(_SOURCE_NOTEBOOK)!r}).read()\n{solution}")
         ),
         "runs_a_shell": submission(LESSON, _answer(f"import os\nos.system('cat /etc/passwd')\n{solution}")),
+        "replaces_the_checks": submission(LESSON, _answer(_REPLACES_THE_CHECKS)),
+        "fakes_the_checker": submission(LESSON, _answer(_FAKES_THE_CHECKER)),
         "loops_forever": submission(LESSON, _answer("while True:\n    pass")),
         "exits": submission(LESSON, _answer(f"import sys\nsys.exit(0)\n{solution}")),
         "kills_its_process": submission(LESSON, _answer("import os\nos._exit(1)")),
@@ -122,6 +147,8 @@ def test_answers_like_the_solution_score_full_marks_whatever_their_neighbours_do
         ("imports_the_reference", set(QUESTIONS), "not allowed while grading"),
         ("reads_the_hidden_tests", set(QUESTIONS), "not allowed while grading"),
         ("runs_a_shell", set(QUESTIONS), "not allowed while grading"),
+        ("replaces_the_checks", set(QUESTIONS), "the checker never confirmed"),
+        ("fakes_the_checker", set(QUESTIONS), "the checker never confirmed"),
     ],
 )
 def test_wrong_and_hostile_answers_lose_marks_with_the_reason(mixed, student, lost, reason):

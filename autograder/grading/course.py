@@ -21,7 +21,7 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.utils import determine_grade, is_grade
 
-from autograder.grading import gradebook
+from autograder.grading import audit, gradebook
 from autograder.grading.results import QuestionResult, Status
 from autograder.nbgrader_cli import put_nbgrader_tools_on_path, run_nbgrader
 from autograder.release import COURSE_DIRECTORY, SOURCE
@@ -109,12 +109,11 @@ class GradingCourse:
             cell.outputs = [nbformat.from_dict(output) for output in result["outputs"]]
             cell.execution_count = result["execution_count"]
             if result["status"] != Status.OK and not any(o.output_type == "error" for o in cell.outputs):
-                error = {
-                    "ename": str(result["status"]),
-                    "evalue": result["reason"],
-                    "traceback": [result["reason"]],
-                }
-                cell.outputs.append(nbformat.v4.new_output("error", **error))
+                _add_error(cell, str(result["status"]), result["reason"])
+            elif is_grade(cell) and not _error_of(cell):
+                unconfirmed = audit.unvouched(cell.source, result["verdicts"])
+                if unconfirmed:
+                    _add_error(cell, "UnconfirmedChecks", unconfirmed)
 
         with gradebook.opened(self.db_url) as book:
             book.update_or_create_student(student)
@@ -180,6 +179,11 @@ class GradingCourse:
         folder = self.root / "autograded" / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(feedback, folder / f"{name}.ipynb")
+
+
+def _add_error(cell, name: str, message: str) -> None:
+    """Fail the cell the way nbgrader sees failures: an error output, which also shows in feedback."""
+    cell.outputs.append(nbformat.v4.new_output("error", ename=name, evalue=message, traceback=[message]))
 
 
 def _error_of(cell) -> str:

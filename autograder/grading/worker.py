@@ -90,29 +90,27 @@ class NotebookProcesses:
 
     def __init__(self, shell: executor.ExecutorShell, job: dict, worker_fds: tuple[int, ...]) -> None:
         limits = ([Path(p) for p in job["protected"]], _address_space() + job["memory_mb"] * 2**20)
-        checker_in, to_checker = os.pipe()
-        from_checker, checker_out = os.pipe()
-        cells_in, to_executor = os.pipe()
-        from_executor, results_out = os.pipe()
-        # Each child closes every pipe end that is not its own, and the worker's own protocol pipes:
-        # student code must not be able to write a result for the worker to read.
-        executor_fds = (cells_in, results_out, to_checker, from_checker)
-        checker_fds = (checker_in, checker_out)
-        every_fd = (
-            checker_in,
-            to_checker,
-            from_checker,
-            checker_out,
-            cells_in,
-            to_executor,
-            from_executor,
-            results_out,
+        # (read end, write end) of each pipe, named for the direction it carries.
+        pipes = {
+            name: os.pipe()
+            for name in ("to_checker", "from_checker", "to_executor", "from_executor", "audit")
+        }
+        executor_fds = (
+            pipes["to_executor"][0],
+            pipes["from_executor"][1],
+            pipes["to_checker"][1],
+            pipes["from_checker"][0],
         )
+        checker_fds = (pipes["to_checker"][0], pipes["from_checker"][1], pipes["audit"][1])
+        worker_fds_kept = (pipes["to_executor"][1], pipes["from_executor"][0], pipes["audit"][0])
+        # Each child closes every end that is not its own, and the worker's own protocol pipes: student
+        # code must not be able to write a result, or an audited verdict, for the worker to read.
+        every_fd = {fd for pair in pipes.values() for fd in pair} | set(worker_fds)
 
         self.executor = os.fork()
         if self.executor == 0:
             os.setpgid(0, 0)
-            _close(set(every_fd + worker_fds) - set(executor_fds))
+            _close(every_fd - set(executor_fds))
             _in_child(_run_executor, shell, executor_fds, limits)
         self.group = self.executor
         os.setpgid(self.executor, self.group)
@@ -120,20 +118,35 @@ class NotebookProcesses:
         self.checker = os.fork()
         if self.checker == 0:
             os.setpgid(0, self.group)
-            _close(set(every_fd + worker_fds) - set(checker_fds))
+            _close(every_fd - set(checker_fds))
             _in_child(_run_checker, checker_fds, limits, job["seed"])
         os.setpgid(self.checker, self.group)
 
-        _close({checker_in, to_checker, from_checker, checker_out, cells_in, results_out})
-        self._cells = os.fdopen(to_executor, "wb")
-        self._results = os.fdopen(from_executor, "rb")
+        _close(every_fd - set(worker_fds_kept) - set(worker_fds))
+        self._cells = os.fdopen(pipes["to_executor"][1], "wb")
+        self._results = os.fdopen(pipes["from_executor"][0], "rb")
+        self._audit = os.fdopen(pipes["audit"][0], "rb", buffering=0)
+        os.set_blocking(self._audit.fileno(), False)
 
     @property
     def alive(self) -> bool:
         return self.executor is not None
 
     def run_cell(self, source: str, timeout: float) -> dict:
-        """Run one cell: its outputs, execution count, status and the reason for a bad status."""
+        """Run one cell: its outputs, execution count, status, the reason for a bad status, and the
+        verdicts the checker gave while it ran."""
+        return self._run_cell(source, timeout) | {"verdicts": self._audited_verdicts()}
+
+    def _audited_verdicts(self) -> list[dict]:
+        """Everything the checker has vouched for since the last call (written before it replied)."""
+        if self._audit.closed:
+            return []
+        data = b""
+        while chunk := self._audit.read(1 << 16):
+            data += chunk
+        return [json.loads(line) for line in data.splitlines()]
+
+    def _run_cell(self, source: str, timeout: float) -> dict:
         try:
             write_message(self._cells, source.encode())
         except BrokenPipeError:
@@ -173,6 +186,7 @@ class NotebookProcesses:
         self.executor = self.checker = None
         self._cells.close()
         self._results.close()
+        self._audit.close()
 
 
 def _close(fds) -> None:
@@ -181,7 +195,7 @@ def _close(fds) -> None:
 
 
 def _no_outputs(status: Status, reason: str) -> dict:
-    return {"outputs": [], "execution_count": None, "status": status, "reason": reason}
+    return {"outputs": [], "execution_count": None, "status": status, "reason": reason, "verdicts": []}
 
 
 def _run_executor(shell, fds: tuple[int, int, int, int], limits) -> None:
@@ -197,12 +211,12 @@ def _run_executor(shell, fds: tuple[int, int, int, int], limits) -> None:
         write_message(results, json.dumps({"outputs": outputs, "execution_count": count}).encode())
 
 
-def _run_checker(fds: tuple[int, int], limits, seed: int) -> None:
+def _run_checker(fds: tuple[int, int, int], limits, seed: int) -> None:
     """The forked checker: pristine, since it was forked before any student code ran."""
     _silence_stdio()
     sandbox.install(*limits)
-    with os.fdopen(fds[0], "rb") as requests, os.fdopen(fds[1], "wb") as replies:
-        _checker_server.serve(requests, replies, seed=seed)
+    requests, replies, audit = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb"), os.fdopen(fds[2], "wb")
+    _checker_server.serve(requests, replies, seed=seed, audit=audit)
 
 
 def grade_notebook(shell: executor.ExecutorShell, job: dict, worker_fds: tuple[int, ...]) -> list[dict]:
