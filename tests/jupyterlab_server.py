@@ -1,0 +1,210 @@
+"""JupyterLab served as `make lab` serves it (on 127.0.0.1, with a token), and Chromium driving it
+through Playwright the way a student works: open a notebook, run it, save it, press Validate.
+"""
+
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+from notebook_runs import PNG, SVG
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from autograder.release import REPOSITORY
+
+CHROMIUM = Path("/usr/bin/chromium")
+# No sandbox or GPU (root, in a container), and none of the background connections to Google's
+# services, which a closed network refuses at every start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = REPOSITORY / "build" / "screenshots"
+# Where JupyterLab shows each kind of picture, and what the pictures are.
+PICTURES = {SVG: (".jp-RenderedSVG", "graph"), PNG: (".jp-RenderedImage", "plot")}
+_EXECUTED = re.compile(r"\[\d+\]:")
+_UNEXECUTED = "[ ]:"
+_PROMPTS = ".jp-Notebook .jp-CodeCell .jp-InputPrompt"
+
+
+@dataclass(frozen=True)
+class JupyterLab:
+    url: str
+    token: str
+    root: Path
+
+
+def _wait_until_serving(lab: JupyterLab, server: subprocess.Popen, log: Path, seconds: float = 90) -> None:
+    request = urllib.request.Request(f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"})
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(request, timeout=5):
+                return
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.5)
+    pytest.fail(f"JupyterLab did not answer within {seconds} s:\n{log.read_text()[-3000:]}")
+
+
+@contextmanager
+def jupyterlab(root: Path, scratch: Path) -> Iterator[JupyterLab]:
+    """A JupyterLab server serving `root` on 127.0.0.1 with a token, with `make lab`'s options.
+
+    Its user settings and workspaces live in `scratch`, so a developer's own theme or open tabs cannot
+    change what the tests see.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    lab = JupyterLab(f"http://127.0.0.1:{port}", secrets.token_hex(16), root)
+    command = [
+        Path(sys.executable).with_name("jupyter"),
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={lab.token}",
+        f"--ServerApp.root_dir={root}",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    environment = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
+    }
+    log = scratch / "jupyterlab.log"
+    with open(log, "w") as output:
+        server = subprocess.Popen(command, cwd=root, env=environment, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_serving(lab, server, log)
+        yield lab
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium, headless; Playwright's own browser download cannot be relied on."""
+    if not CHROMIUM.is_file():
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's Chromium with `sudo apt-get install -y chromium` "
+            "(`make test` installs it when run as root)"
+        )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Notebook:
+    """A notebook open in JupyterLab in one browser page, used through the menus a student uses."""
+
+    def __init__(self, page: Page, lab: JupyterLab, path: str):
+        self.page, self.lab, self.path = page, lab, path
+
+    def open(self) -> None:
+        """Open the notebook and wait until its kernel is ready.
+
+        Each notebook gets a workspace of its own, so that JupyterLab reopens no notebook from before.
+        """
+        workspace = re.sub(r"\W", "-", self.path)
+        self.page.goto(f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.path}?token={self.lab.token}")
+        self.page.get_by_text("| Idle").wait_for(timeout=120_000)
+
+    def _menu(self, menu: str, item: str) -> None:
+        self.page.get_by_role("menuitem", name=menu, exact=True).click()
+        label = re.compile(rf"^{re.escape(item)}$")  # the label alone: the shortcut is beside it
+        self.page.locator(".lm-Menu-itemLabel", has_text=label).click()
+
+    def _prompts(self) -> list[str]:
+        return [text.strip() for text in self.page.locator(_PROMPTS).all_text_contents()]
+
+    def _wait_for_run_from(self, index: int) -> None:
+        """Until the code cell at `index` has run and no cell is running or queued (`[*]`)."""
+        self.page.wait_for_function(
+            """([selector, index]) => {
+                const prompts = [...document.querySelectorAll(selector)].map(p => p.textContent);
+                return /\\[\\d+\\]/.test(prompts[index]) && !prompts.some(p => p.includes("*"));
+            }""",
+            arg=[_PROMPTS, index],
+            timeout=300_000,
+        )
+
+    def run_all(self) -> None:
+        """Run All Cells, then, since JupyterLab drops the cells queued after one that fails, go on
+        from the first cell left unrun (Run Selected Cell and All Below) until every code cell ran."""
+        self._menu("Run", "Run All Cells")
+        self._wait_for_run_from(0)
+        while _UNEXECUTED in (prompts := self._prompts()):
+            first_unrun = prompts.index(_UNEXECUTED)
+            self.page.locator(_PROMPTS).nth(first_unrun).click()
+            self._menu("Run", "Run Selected Cell and All Below")
+            self._wait_for_run_from(first_unrun)
+        assert all(_EXECUTED.fullmatch(prompt) for prompt in self._prompts()), self._prompts()
+
+    def save(self) -> nbformat.NotebookNode:
+        """Save from the File menu; the notebook as JupyterLab wrote it, outputs included."""
+        self._menu("File", "Save Notebook")
+        self.page.locator(".lm-DockPanel-tabBar .jp-mod-current.jp-mod-dirty").wait_for(state="detached")
+        return nbformat.read(self.lab.root / self.path, as_version=4)
+
+    def pictures_shown(self, mime: str) -> int:
+        """How many pictures of this kind the browser decoded and laid out."""
+        area, _ = PICTURES[mime]
+        return self.page.locator(f".jp-Notebook {area} img").evaluate_all(
+            "images => images.filter(image => image.complete && image.naturalWidth > 0).length"
+        )
+
+    def screenshot_first(self, mime: str, prefix: str) -> None:
+        """Save the first picture of this kind as build/screenshots/<prefix>-first-<graph|plot>.png."""
+        area, kind = PICTURES[mime]
+        picture = self.page.locator(f".jp-Notebook {area}").first
+        # Cells out of view are laid out only once scrolled to, which moves the picture.
+        picture.scroll_into_view_if_needed()
+        picture.screenshot(path=SCREENSHOTS / f"{prefix}-first-{kind}.png")
+
+    def validate(self) -> str:
+        """Press nbgrader's Validate button; the text of the dialog with its results."""
+        self.page.locator(".validate-button").click()
+        dialog = self.page.locator(".jp-Dialog", has_text="Validation Results")
+        dialog.wait_for(timeout=300_000)
+        return dialog.inner_text()
+
+
+@contextmanager
+def notebook_page(browser: Browser, lab: JupyterLab, path: str, name: str) -> Iterator[Notebook]:
+    """`path` open in a new page; the page as it last looked is saved as build/screenshots/<name>.png,
+    whether the test passed or not."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        yield Notebook(page, lab, path)
+    finally:
+        page.screenshot(path=SCREENSHOTS / f"{name}.png")
+        page.close()

@@ -1,0 +1,78 @@
+"""Every lesson in JupyterLab, in a real browser, as a student meets it: it opens, runs, shows its graphs
+and plots, fails only in the unanswered exercises, and once solved passes nbgrader's Validate button.
+
+Screenshots of each page, and of its first graph and plot, are saved in build/screenshots/.
+"""
+
+import shutil
+import time
+
+import nbformat
+import pytest
+from grading_pipeline import solution_answers, submission
+from jupyterlab_server import Notebook, chromium, jupyterlab, notebook_page
+from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors
+
+from autograder.release import STUDENT_NOTEBOOKS, assignments
+
+LESSONS = assignments()
+
+pytestmark = pytest.mark.xdist_group("jupyterlab")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving each lesson twice: as released (release/) and solved (solved/).
+
+    Copies, not course/ itself: running and saving in JupyterLab writes outputs into the notebooks.
+    """
+    root = tmp_path_factory.mktemp("lab")
+    (root / "release").mkdir()
+    (root / "solved").mkdir()
+    for lesson in LESSONS:
+        shutil.copy(STUDENT_NOTEBOOKS / f"{lesson}.ipynb", root / "release")
+        nbformat.write(submission(lesson, solution_answers(lesson)), root / "solved" / f"{lesson}.ipynb")
+    with jupyterlab(root, tmp_path_factory.mktemp("lab-state")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+def _open_and_run(notebook: Notebook, record_property) -> nbformat.NotebookNode:
+    """Open and run the notebook, timing both; what JupyterLab saved."""
+    start = time.monotonic()
+    notebook.open()
+    notebook.run_all()
+    record_property("seconds to open and run in JupyterLab", round(time.monotonic() - start, 1))
+    return notebook.save()
+
+
+def _assert_pictures_shown(notebook: Notebook, saved: nbformat.NotebookNode, name: str) -> None:
+    for mime in (SVG, PNG):
+        assert rendered(saved, mime) >= 1, f"no {mime} output"
+        assert notebook.pictures_shown(mime) == rendered(saved, mime), f"a {mime} output is not shown"
+        notebook.screenshot_first(mime, name)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_release_runs_in_jupyterlab_failing_only_in_the_unanswered_exercises(
+    lesson, lab, browser, record_property
+):
+    with notebook_page(browser, lab, f"release/{lesson}.ipynb", f"{lesson}-release") as notebook:
+        saved = _open_and_run(notebook, record_property)
+        assert errors(saved), "the untouched release raised nothing"
+        assert unexplained_errors(saved) == {}
+        _assert_pictures_shown(notebook, saved, f"{lesson}-release")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solved_lesson_runs_in_jupyterlab_and_passes_validate(lesson, lab, browser, record_property):
+    with notebook_page(browser, lab, f"solved/{lesson}.ipynb", f"{lesson}-solved") as notebook:
+        saved = _open_and_run(notebook, record_property)
+        assert errors(saved) == {}
+        _assert_pictures_shown(notebook, saved, f"{lesson}-solved")
+        assert "Success! Your notebook passes all the tests." in notebook.validate()
