@@ -181,13 +181,22 @@ class Notebook:
             "images => images.filter(image => image.complete && image.naturalWidth > 0).length"
         )
 
-    def screenshot_first(self, mime: str, prefix: str) -> None:
+    def _screenshot_first(self, selector: str, name: str) -> None:
+        element = self.page.locator(f".jp-Notebook {selector}").first
+        # Cells out of view are laid out only once scrolled to, which moves what is below them.
+        element.scroll_into_view_if_needed()
+        element.screenshot(path=SCREENSHOTS / f"{name}.png")
+
+    def screenshot_first_picture(self, mime: str, prefix: str) -> None:
         """Save the first picture of this kind as build/screenshots/<prefix>-first-<graph|plot>.png."""
         area, kind = PICTURES[mime]
-        picture = self.page.locator(f".jp-Notebook {area}").first
-        # Cells out of view are laid out only once scrolled to, which moves the picture.
-        picture.scroll_into_view_if_needed()
-        picture.screenshot(path=SCREENSHOTS / f"{prefix}-first-{kind}.png")
+        self._screenshot_first(area, f"{prefix}-first-{kind}")
+
+    def screenshot_first_error(self, prefix: str) -> None:
+        """Save the first traceback, as a student sees it, as build/screenshots/<prefix>-first-error.png."""
+        self._screenshot_first(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]', f"{prefix}-first-error"
+        )
 
     def validate(self) -> str:
         """Press nbgrader's Validate button; the text of the dialog with its results."""

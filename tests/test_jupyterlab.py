@@ -1,7 +1,8 @@
 """Every lesson in JupyterLab, in a real browser, as a student meets it: it opens, runs, shows its graphs
 and plots, fails only in the unanswered exercises, and once solved passes nbgrader's Validate button.
 
-Screenshots of each page, and of its first graph and plot, are saved in build/screenshots/.
+Screenshots of each page as it last looked, and of its first graph, plot and traceback, are saved in
+build/screenshots/.
 """
 
 import shutil
@@ -55,7 +56,7 @@ def _assert_pictures_shown(notebook: Notebook, saved: nbformat.NotebookNode, nam
     for mime in (SVG, PNG):
         assert rendered(saved, mime) >= 1, f"no {mime} output"
         assert notebook.pictures_shown(mime) == rendered(saved, mime), f"a {mime} output is not shown"
-        notebook.screenshot_first(mime, name)
+        notebook.screenshot_first_picture(mime, name)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -65,6 +66,7 @@ def test_release_runs_in_jupyterlab_failing_only_in_the_unanswered_exercises(
     with notebook_page(browser, lab, f"release/{lesson}.ipynb", f"{lesson}-release") as notebook:
         saved = _open_and_run(notebook, record_property)
         assert errors(saved), "the untouched release raised nothing"
+        notebook.screenshot_first_error(f"{lesson}-release")
         assert unexplained_errors(saved) == {}
         _assert_pictures_shown(notebook, saved, f"{lesson}-release")
 
