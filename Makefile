@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 # Jupyter refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test lint release bench system-deps clean
+.PHONY: lab test release bench system-deps test-system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml
 system-deps:
 	@sh .ci/system-deps
 
+test-system-deps:
+	@sh .ci/system-deps --browser
+
 lab: $(STAMP) system-deps
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=course $(ROOT_FLAG)
 
-test: $(STAMP) system-deps
+test: $(STAMP) test-system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadgroup
