@@ -29,3 +29,22 @@ def encode_request(timeout: float, check: bytes) -> bytes:
 def decode_request(request: bytes) -> tuple[float, bytes]:
     (timeout,) = _TIMEOUT.unpack_from(request)
     return timeout, request[_TIMEOUT.size :]
+
+
+def take_message(buffer: bytearray, limit: int) -> bytes | None:
+    """Remove the first message from `buffer` and return it; None while it is incomplete.
+
+    Raises ValueError when the message claims more than `limit` bytes: whatever wrote it is not
+    speaking this protocol, and waiting for the rest could wait for ever.
+    """
+    if len(buffer) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack_from(buffer)
+    if size > limit:
+        raise ValueError(f"a message of {size} bytes, longer than the {limit} expected at most")
+    end = _LENGTH.size + size
+    if len(buffer) < end:
+        return None
+    message = bytes(buffer[_LENGTH.size : end])
+    del buffer[:end]
+    return message

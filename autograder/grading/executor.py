@@ -13,6 +13,7 @@ from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
+from traitlets.config import Config
 
 
 class _Recorder:
@@ -89,9 +90,12 @@ class ExecutorShell(InteractiveShell):
 
 
 def create_shell() -> ExecutorShell:
-    """Built once in the warmed worker; every forked child inherits it ready to run."""
-    shell = ExecutorShell.instance(history_length=0)
-    shell.history_manager.enabled = False
+    """Built once in the warmed worker; every forked child inherits it ready to run.
+
+    Its history is never opened on disk: every notebook's process would inherit the open database,
+    shared by all of the instructor's IPython sessions, and student code could write into it.
+    """
+    shell = ExecutorShell.instance(history_length=0, config=Config(HistoryManager={"enabled": False}))
     shell.enable_matplotlib("inline")
     return shell
 

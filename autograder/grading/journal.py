@@ -32,8 +32,12 @@ class Journal:
         return finished
 
     def append(self, key: tuple[str, ...], rows: list[QuestionResult]) -> None:
-        line = json.dumps({"key": list(key), "rows": [asdict(row) for row in rows]})
-        with open(self.path, "a", encoding="utf-8") as journal:
-            journal.write(line + "\n")
+        line = json.dumps({"key": list(key), "rows": [asdict(row) for row in rows]}).encode() + b"\n"
+        with open(self.path, "a+b") as journal:
+            end = journal.seek(0, os.SEEK_END)
+            if end and os.pread(journal.fileno(), 1, end - 1) != b"\n":
+                # The run before was killed mid-line: end that line, or this entry would extend it.
+                line = b"\n" + line
+            journal.write(line)
             journal.flush()
             os.fsync(journal.fileno())

@@ -1,11 +1,12 @@
 """Limits on what student code may do while it is graded.
 
-Installed in a forked child just before it runs student code: an audit hook that refuses to open
-anything under the protected folders (the reference solutions and hidden tests, other students'
-submissions, the gradebook), to start programs other than Graphviz's `dot` (which draws the lessons'
-graphs), and to walk the garbage collector (the way to reach this hook's own state); and a cap on the
-child's address space. CPython offers no way to remove an audit hook, so student code cannot switch it
-off.
+Installed in a forked child just before it runs student code: an audit hook that refuses to open, list,
+change or link anything under the protected folders (the reference solutions and hidden tests, other
+students' submissions, the gradebook), to start programs other than Graphviz's `dot` (which draws the
+lessons' graphs), to look up C functions or reach memory by address through ctypes (ways around every
+other refusal), and to walk the garbage collector (the way to reach this hook's own state); and a cap
+on the child's address space. CPython offers no way to remove an audit hook, so student code cannot
+switch it off.
 """
 
 import os
@@ -16,13 +17,37 @@ from pathlib import Path
 
 _ALLOWED_PROGRAMS = frozenset({"dot"})
 _REFUSED_EVENTS = frozenset(
-    {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "ctypes.dlopen"}
+    {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+    | {"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata"}
     | {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
 )
+# Events that name files, and which of their arguments do: a hard link's source is the protected file
+# under another name, a symlink's target is resolved when it is opened.
+_PATH_ARGUMENTS = {
+    "open": (0,),
+    "os.listdir": (0,),
+    "os.scandir": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.link": (0, 1),
+    "os.mkdir": (0,),
+    "os.remove": (0,),
+    "os.rename": (0, 1),
+    "os.rmdir": (0,),
+    "os.symlink": (1,),
+    "os.truncate": (0,),
+    "os.utime": (0,),
+    "sqlite3.connect": (0,),
+}
+_VERBS = {"open": "reading", "os.listdir": "listing", "os.scandir": "listing"}
 
 
 class SandboxError(PermissionError):
     """What student code sees when it tries something grading does not allow."""
+
+
+def _under(path: str | bytes | os.PathLike, roots: tuple[str, ...]) -> bool:
+    return (os.path.realpath(os.fsdecode(path)) + os.sep).startswith(roots)
 
 
 def install(protected: Iterable[Path], address_space_bytes: int | None) -> None:
@@ -35,15 +60,12 @@ def install(protected: Iterable[Path], address_space_bytes: int | None) -> None:
         raise SandboxError(f"not allowed while grading: {what}")
 
     def hook(event: str, args: tuple) -> None:
-        if event == "open":
-            path = args[0]
-            if isinstance(path, str | bytes | os.PathLike):
-                resolved = os.path.realpath(os.fsdecode(path)) + os.sep
-                if resolved.startswith(roots):
-                    refuse(f"reading {os.fsdecode(path)}")
-        elif event in ("os.listdir", "os.scandir") and args and args[0] is not None:
-            if (os.path.realpath(os.fsdecode(args[0])) + os.sep).startswith(roots):
-                refuse(f"listing {os.fsdecode(args[0])}")
+        if event in _PATH_ARGUMENTS:
+            for index in _PATH_ARGUMENTS[event]:
+                # os.listdir() and os.scandir() without a path list the current folder.
+                path = os.curdir if args[index] is None else args[index]
+                if isinstance(path, str | bytes | os.PathLike) and _under(path, roots):
+                    refuse(f"{_VERBS.get(event, event)} {os.fsdecode(path)}")
         elif event == "subprocess.Popen":
             executable, argv = args[0], args[1]
             first = executable or (argv if isinstance(argv, str | bytes | os.PathLike) else argv[0])

@@ -13,9 +13,11 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import matplotlib
@@ -26,7 +28,7 @@ import torch
 
 import autograder.checks
 from autograder import _checker_server, _integrity
-from autograder._protocol import read_message, write_message
+from autograder._protocol import read_message, take_message, write_message
 from autograder.grading import executor, sandbox
 from autograder.grading.results import Status
 
@@ -71,10 +73,68 @@ def _silence_stdio() -> None:
         os.dup2(devnull, fd)
 
 
-def _read_reply(fd: int, stream, timeout: float) -> bytes | bool | None:
-    """The next message, None if the other side died, False if none came within `timeout`."""
-    ready, _, _ = select.select([fd], [], [], max(timeout, 0))
-    return read_message(stream) if ready else False
+class _Audit:
+    """The verdicts the checker vouches for, one JSON line each, on a pipe that only it and the worker
+    hold. The pipe is drained while cells run: a checker blocked writing to a full pipe would hang the
+    check, and with it the cell."""
+
+    def __init__(self, fd: int) -> None:
+        # `open` while the checker may still write: until end of file, or until the worker closes it.
+        self.fd, self.open, self._buffer = fd, True, bytearray()
+        os.set_blocking(fd, False)
+
+    def drain(self) -> None:
+        while self.open:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            self.open = bool(chunk)
+            self._buffer += chunk
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd, self.open = -1, False
+
+    def verdicts(self) -> list[dict]:
+        """The verdicts whole since the last call; a line still being written waits for the next."""
+        self.drain()
+        complete, _, self._buffer = self._buffer.rpartition(b"\n")
+        return [json.loads(line) for line in complete.splitlines()]
+
+
+class _Replies:
+    """The executor's replies. Student code runs in the executor and can write to this pipe as well, so
+    reading never waits past a deadline, and bytes that are not a reply raise ValueError."""
+
+    def __init__(self, fd: int, limit: int, audit: _Audit) -> None:
+        self.fd, self.limit, self.audit, self._buffer = fd, limit, audit, bytearray()
+
+    def next(self, timeout: float) -> bytes | bool | None:
+        """The next reply, None if the executor has gone, False if none was complete within `timeout`."""
+        deadline = time.monotonic() + timeout
+        while (message := take_message(self._buffer, self.limit)) is None:
+            waiting_for = [self.fd, self.audit.fd] if self.audit.open else [self.fd]
+            ready, _, _ = select.select(waiting_for, [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                return False
+            if self.audit.fd in ready:
+                self.audit.drain()
+            if self.fd in ready:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        return message
+
+
+def _decode(reply: bytes) -> dict:
+    """A cell's outputs and execution count; ValueError if the reply is not what the executor sends."""
+    result = json.loads(reply)
+    if not (isinstance(result, dict) and set(result) == {"outputs", "execution_count"}):
+        raise ValueError("not a cell's result")
+    return result
 
 
 def _in_child(body, *args) -> None:
@@ -90,6 +150,8 @@ class NotebookProcesses:
 
     def __init__(self, shell: executor.ExecutorShell, job: dict, worker_fds: tuple[int, ...]) -> None:
         limits = ([Path(p) for p in job["protected"]], _address_space() + job["memory_mb"] * 2**20)
+        # The notebook's working folder, made here so that it is removed with the notebook.
+        self.folder = tempfile.mkdtemp(prefix="notebook-")
         # (read end, write end) of each pipe, named for the direction it carries.
         pipes = {
             name: os.pipe()
@@ -111,7 +173,7 @@ class NotebookProcesses:
         if self.executor == 0:
             os.setpgid(0, 0)
             _close(every_fd - set(executor_fds))
-            _in_child(_run_executor, shell, executor_fds, limits)
+            _in_child(_run_executor, shell, executor_fds, limits, self.folder)
         self.group = self.executor
         os.setpgid(self.executor, self.group)
 
@@ -124,46 +186,40 @@ class NotebookProcesses:
 
         _close(every_fd - set(worker_fds_kept) - set(worker_fds))
         self._cells = os.fdopen(pipes["to_executor"][1], "wb")
-        self._results = os.fdopen(pipes["from_executor"][0], "rb")
-        self._audit = os.fdopen(pipes["audit"][0], "rb", buffering=0)
-        os.set_blocking(self._audit.fileno(), False)
+        self._audit = _Audit(pipes["audit"][0])
+        # A reply cannot be longer than what the executor can hold in its memory.
+        self._replies = _Replies(pipes["from_executor"][0], job["memory_mb"] * 2**20, self._audit)
 
     @property
     def alive(self) -> bool:
         return self.executor is not None
 
-    def run_cell(self, source: str, timeout: float) -> dict:
+    def run_cell(self, source: str, timeout: float, overrun: str) -> dict:
         """Run one cell: its outputs, execution count, status, the reason for a bad status, and the
-        verdicts the checker gave while it ran."""
-        return self._run_cell(source, timeout) | {"verdicts": self._audited_verdicts()}
+        verdicts the checker gave while it ran. `overrun` names the limit that `timeout` enforces."""
+        return self._run_cell(source, timeout, overrun) | {"verdicts": self._audit.verdicts()}
 
-    def _audited_verdicts(self) -> list[dict]:
-        """Everything the checker has vouched for since the last call (written before it replied)."""
-        if self._audit.closed:
-            return []
-        data = b""
-        while chunk := self._audit.read(1 << 16):
-            data += chunk
-        return [json.loads(line) for line in data.splitlines()]
-
-    def _run_cell(self, source: str, timeout: float) -> dict:
+    def _run_cell(self, source: str, timeout: float, overrun: str) -> dict:
         try:
             write_message(self._cells, source.encode())
         except BrokenPipeError:
             return self._died()
-        reply = _read_reply(self._results.fileno(), self._results, timeout)
-        if reply is False:
-            os.kill(self.executor, signal.SIGINT)
-            reply = _read_reply(self._results.fileno(), self._results, _INTERRUPT_GRACE)
-            if not reply:
-                self.close()
-                reason = f"a cell ran past {timeout:g} s and did not stop when interrupted"
-                return _no_outputs(Status.TIMEOUT, reason)
-            reason = f"the cell ran past {timeout:g} s and was interrupted"
-            return json.loads(reply) | {"status": Status.TIMEOUT, "reason": reason}
-        if reply is None:
-            return self._died()
-        return json.loads(reply) | {"status": Status.OK, "reason": ""}
+        try:
+            reply = self._replies.next(timeout)
+            if reply is None:
+                return self._died()
+            status, reason = Status.OK, ""
+            if reply is False:
+                os.kill(self.executor, signal.SIGINT)
+                if not (reply := self._replies.next(_INTERRUPT_GRACE)):
+                    self.close()
+                    return _no_outputs(Status.TIMEOUT, f"{overrun} and did not stop when interrupted")
+                status, reason = Status.TIMEOUT, f"{overrun} and was interrupted"
+            return _decode(reply) | {"status": status, "reason": reason}
+        except ValueError:
+            self.close()
+            reason = "the notebook's process wrote something other than its results to the grader's pipe"
+            return _no_outputs(Status.KERNEL_DIED, reason)
 
     def _died(self) -> dict:
         _, status = os.waitpid(self.executor, 0)
@@ -185,8 +241,9 @@ class NotebookProcesses:
                 os.waitpid(pid, 0)
         self.executor = self.checker = None
         self._cells.close()
-        self._results.close()
+        os.close(self._replies.fd)
         self._audit.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _close(fds) -> None:
@@ -198,16 +255,21 @@ def _no_outputs(status: Status, reason: str) -> dict:
     return {"outputs": [], "execution_count": None, "status": status, "reason": reason, "verdicts": []}
 
 
-def _run_executor(shell, fds: tuple[int, int, int, int], limits) -> None:
+def _run_executor(shell, fds: tuple[int, int, int, int], limits, folder: str) -> None:
     """The forked executor: run each cell it is sent and reply with its outputs, until end of input."""
     cells_in, results_out, to_checker, from_checker = fds
-    os.chdir(tempfile.mkdtemp(prefix="notebook-"))
+    os.chdir(folder)
     _silence_stdio()
     autograder.checks._checker.attach(os.fdopen(to_checker, "wb"), os.fdopen(from_checker, "rb"))
     cells, results = os.fdopen(cells_in, "rb"), os.fdopen(results_out, "wb")
     sandbox.install(*limits)
+    # The worker interrupts a cell that runs too long; an interrupt that arrives just after the cell
+    # ended must not kill the executor while it waits for the next one.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while (source := read_message(cells)) is not None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         outputs, count = executor.run_cell(shell, source.decode())
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         write_message(results, json.dumps({"outputs": outputs, "execution_count": count}).encode())
 
 
@@ -223,15 +285,24 @@ def grade_notebook(shell: executor.ExecutorShell, job: dict, worker_fds: tuple[i
     """Run every code cell of one notebook; a cell after the notebook's death is reported, not run."""
     processes = NotebookProcesses(shell, job, worker_fds)
     budget = job["notebook_timeout"]
+    notebook_overrun = f"the notebook ran past its {job['notebook_timeout']:g} s limit"
     results = []
     try:
         for source in job["cells"]:
-            if not processes.alive:
+            if processes.alive and budget <= 0:
+                # The notebook's time is up: the cells left are not started.
+                processes.close()
+                results.append(_no_outputs(Status.TIMEOUT, notebook_overrun))
+            elif not processes.alive:
                 results.append(_no_outputs(results[-1]["status"], results[-1]["reason"]))
-                continue
-            started = os.times().elapsed
-            results.append(processes.run_cell(source, min(job["cell_timeout"], max(budget, 0))))
-            budget -= os.times().elapsed - started
+            else:
+                started = os.times().elapsed
+                if budget < job["cell_timeout"]:
+                    results.append(processes.run_cell(source, budget, notebook_overrun))
+                else:
+                    overrun = f"the cell ran past {job['cell_timeout']:g} s"
+                    results.append(processes.run_cell(source, job["cell_timeout"], overrun))
+                budget -= os.times().elapsed - started
     finally:
         if processes.alive:
             processes.close()

@@ -1,0 +1,705 @@
+"""The class grader's pieces, one behaviour at a time: finding submissions, the journal, grades.csv, the
+gradebook, the sandbox, the executor shell and the grading worker.
+
+`python -m autograder grade` is tested end to end in test_grade_command.py; these tests pin each piece
+on its own, fast, so that a failure names the piece that broke. Whatever installs process-wide state (an
+audit hook, an address-space cap, an IPython shell) runs in a forked child, never in pytest's process.
+"""
+
+import ctypes
+import gc
+import json
+import os
+import re
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import nbgrader.api
+import pytest
+
+from autograder._protocol import read_message, write_message
+from autograder.grading import executor, gradebook, sandbox
+from autograder.grading.journal import Journal
+from autograder.grading.results import QuestionResult, Status, read_csv, write_csv
+from autograder.grading.submissions import Submission, discover
+from autograder.nbgrader_cli import put_nbgrader_tools_on_path
+from autograder.release import COURSE_DIRECTORY
+
+LESSON = "01_saving_inputs"
+
+
+def in_fork(body: Callable[[], object], timeout: float = 60.0) -> object:
+    """body()'s result, computed in a forked child and sent back as JSON through a pipe.
+
+    The child always leaves through os._exit, so pytest's own code never runs twice; an exception in
+    the child comes back as its traceback and fails the test here.
+    """
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            try:
+                text = json.dumps({"result": body()})
+            except BaseException:  # noqa: BLE001 - whatever the child hit, the parent must hear of it
+                text = json.dumps({"error": traceback.format_exc()})
+            with os.fdopen(write_fd, "w") as pipe:
+                pipe.write(text)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks, deadline = [], time.monotonic() + timeout
+    while select.select([read_fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+        if not (chunk := os.read(read_fd, 1 << 16)):
+            break
+        chunks.append(chunk)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    if time.monotonic() > deadline:
+        pytest.fail(f"the forked child did not finish within {timeout:g} s")
+    if not chunks:
+        pytest.fail("the forked child died without answering")
+    reply = json.loads(b"".join(chunks))
+    if "error" in reply:
+        pytest.fail(f"the forked child raised:\n{reply['error']}")
+    return reply["result"]
+
+
+# --- submissions.discover --------------------------------------------------------------------------
+
+
+def _hand_in(submitted: Path, student: str, assignment: str, notebook: str) -> Path:
+    path = submitted / student / assignment / notebook
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}")
+    return path
+
+
+@pytest.fixture
+def submitted(tmp_path) -> Path:
+    """zoe hands in the lesson plus a scratch notebook; alice hands in nothing for it and something for a
+    lesson that does not exist; Jupyter's and macOS's hidden files lie everywhere."""
+    root = tmp_path / "submitted"
+    _hand_in(root, "zoe", LESSON, f"{LESSON}.ipynb")
+    _hand_in(root, "zoe", LESSON, "scratch.ipynb")
+    _hand_in(root, "zoe", LESSON, f".ipynb_checkpoints/{LESSON}-checkpoint.ipynb")
+    _hand_in(root, "zoe", LESSON, ".DS_Store")
+    _hand_in(root, "zoe", LESSON, "notes.txt")
+    _hand_in(root, "zoe", ".ipynb_checkpoints", "old.ipynb")
+    (root / "alice" / LESSON).mkdir(parents=True)
+    _hand_in(root, "alice", "99_nope", "answer.ipynb")
+    _hand_in(root, ".ipynb_checkpoints", LESSON, f"{LESSON}.ipynb")
+    (root / ".DS_Store").write_text("")
+    return root
+
+
+def test_discover_lists_each_expected_notebook_of_each_student_in_student_order(submitted):
+    """A notebook not handed in is still listed (path None): it must score zero, not vanish."""
+    submissions, _ = discover(submitted)
+    assert submissions == [
+        Submission("alice", LESSON, LESSON, None),
+        Submission("zoe", LESSON, LESSON, submitted / "zoe" / LESSON / f"{LESSON}.ipynb"),
+    ]
+
+
+def test_discover_reports_extra_notebooks_and_unknown_assignments_and_ignores_hidden_files(submitted):
+    """What cannot be graded gets a row saying why; what Jupyter or Finder left behind gets none."""
+    _, rows = discover(submitted)
+    assert [(r.student, r.assignment, r.notebook, r.question, r.status, r.max_score) for r in rows] == [
+        ("alice", "99_nope", "", "", Status.UNKNOWN_ASSIGNMENT, 0.0),
+        ("zoe", LESSON, "scratch", "", Status.EXTRA_NOTEBOOK, 0.0),
+    ]
+    assert all(row.reason for row in rows)
+
+
+# --- journal ---------------------------------------------------------------------------------------
+
+
+def _rows(student: str, score: float = 1.0) -> list[QuestionResult]:
+    return [
+        QuestionResult(student, LESSON, LESSON, "square_forward", score, 1.0, Status.OK),
+        QuestionResult(student, LESSON, LESSON, "square_second_derivative", 0.0, 2.0, Status.FAILED, "cut"),
+    ]
+
+
+def _key(student: str) -> tuple[str, str, str]:
+    return (student, LESSON, LESSON)
+
+
+def test_journal_load_returns_what_was_appended_with_statuses_as_enums(tmp_path):
+    """A resumed run takes its finished notebooks' rows from here, so they must come back unchanged."""
+    journal = Journal(tmp_path / "journal.jsonl")
+    journal.append(_key("alice"), _rows("alice"))
+    journal.append(_key("bob"), _rows("bob", 0.5))
+    loaded = Journal(tmp_path / "journal.jsonl").load()
+    assert loaded == {_key("alice"): _rows("alice"), _key("bob"): _rows("bob", 0.5)}
+    assert {type(row.status) for rows in loaded.values() for row in rows} == {Status}
+
+
+def test_journal_of_a_run_not_yet_started_is_empty(tmp_path):
+    assert Journal(tmp_path / "journal.jsonl").load() == {}
+
+
+def _cut_short(journal: Journal) -> None:
+    """What a kill in the middle of an append leaves: half a line, without its newline."""
+    line = json.dumps({"key": list(_key("carol")), "rows": []})
+    with open(journal.path, "a", encoding="utf-8") as file:
+        file.write(line[: len(line) // 2])
+
+
+def test_journal_ignores_a_last_line_cut_short_and_keeps_the_entries_before_it(tmp_path):
+    """A run killed while appending must resume, grading that notebook again."""
+    journal = Journal(tmp_path / "journal.jsonl")
+    journal.append(_key("alice"), _rows("alice"))
+    _cut_short(journal)
+    assert journal.load() == {_key("alice"): _rows("alice")}
+
+
+def test_journal_keeps_what_a_resumed_run_appends_after_a_line_cut_short(tmp_path):
+    """Appended to the cut line, the resumed run's first entry would be lost to the next resume."""
+    journal = Journal(tmp_path / "journal.jsonl")
+    journal.append(_key("alice"), _rows("alice"))
+    _cut_short(journal)
+    journal.append(_key("bob"), _rows("bob"))
+    assert journal.load() == {_key("alice"): _rows("alice"), _key("bob"): _rows("bob")}
+
+
+def test_journal_keeps_the_latest_entry_of_a_notebook_graded_twice(tmp_path):
+    """A notebook being recorded when a run died is graded again; its new rows replace the old."""
+    journal = Journal(tmp_path / "journal.jsonl")
+    journal.append(_key("alice"), _rows("alice", 0.0))
+    journal.append(_key("alice"), _rows("alice", 1.0))
+    assert journal.load() == {_key("alice"): _rows("alice", 1.0)}
+
+
+# --- grades.csv ------------------------------------------------------------------------------------
+
+_TRICKY_REASON = 'Forward value is wrong: expected 1.0, got 2.0 (x="0, 1").\nLikely cause: x**3'
+
+
+def test_grades_csv_has_exactly_the_promised_columns(tmp_path):
+    write_csv(_rows("alice"), tmp_path / "grades.csv")
+    header = (tmp_path / "grades.csv").read_text().splitlines()[0]
+    assert header == "student,assignment,notebook,question,score,max_score,status,reason"
+
+
+def test_grades_csv_is_sorted_by_key_and_reads_back_equal(tmp_path):
+    """Sorted, two runs over the same submissions compare line for line; diagnostics hold commas,
+    quotes and newlines, which must survive."""
+    rows = [
+        QuestionResult("bob", LESSON, LESSON, "b", 0.0, 2.0, Status.TIMEOUT, _TRICKY_REASON),
+        QuestionResult("alice", "99_nope", "", "", 0.0, 0.0, Status.UNKNOWN_ASSIGNMENT, "not a lesson"),
+        QuestionResult("bob", LESSON, LESSON, "a", 0.25, 1.0, Status.FAILED, "wrong"),
+        QuestionResult("alice", LESSON, LESSON, "a", 1.0, 1.0, Status.OK),
+    ]
+    write_csv(rows, tmp_path / "grades.csv")
+    read = read_csv(tmp_path / "grades.csv")
+    assert read == sorted(rows, key=lambda row: row.key)
+    assert {type(row.status) for row in read} == {Status}
+
+
+# --- gradebook -------------------------------------------------------------------------------------
+
+
+def test_alembic_head_is_the_revision_nbgrader_itself_reports(monkeypatch):
+    """The fast in-process answer must stamp gradebooks exactly as nbgrader's slow subprocess would."""
+    # Restored after the test: putting the tools on PATH changes it for the whole process.
+    monkeypatch.setenv("PATH", os.environ.get("PATH", ""))
+    put_nbgrader_tools_on_path()
+    assert gradebook.alembic_head() == nbgrader.api.get_alembic_version()
+
+
+def test_created_gradebook_opens_in_nbgrader_without_running_alembic(tmp_path, monkeypatch):
+    """nbgrader asks alembic for the revision only when a gradebook has no tables yet; a created one
+    already has them, stamped, so nbgrader's own commands open it as one of theirs."""
+    path = tmp_path / "gradebook.db"
+    gradebook.create(f"sqlite:///{path}")
+
+    def no_alembic(*args, **kwargs):
+        raise AssertionError(f"nbgrader ran {args}: the gradebook was not stamped with its revision")
+
+    monkeypatch.setattr(nbgrader.api.sp, "check_output", no_alembic)
+    with nbgrader.api.Gradebook(f"sqlite:///{path}") as book:
+        assert book.assignments == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (gradebook.alembic_head(),)
+        ]
+
+
+# --- sandbox ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def protected(tmp_path) -> Path:
+    """tmp/protected/secret.txt, tmp/open.txt beside it, and tmp/link.txt pointing at the secret."""
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    (folder / "secret.txt").write_text("hidden tests")
+    (tmp_path / "open.txt").write_text("anyone may read this")
+    (tmp_path / "link.txt").symlink_to(folder / "secret.txt")
+    return folder
+
+
+def sandboxed(protected: Path, attempt: Callable[[Path], object], address_space: int | None = None) -> str:
+    """'allowed', 'refused' (SandboxError), or the name of another exception: `attempt(protected)` run
+    after sandbox.install in a forked child."""
+
+    def body() -> str:
+        sandbox.install([protected], address_space)
+        try:
+            attempt(protected)
+        except sandbox.SandboxError:
+            return "refused"
+        except Exception as error:  # noqa: BLE001 - any other failure is an outcome to report
+            return type(error).__name__
+        return "allowed"
+
+    return in_fork(body)
+
+
+def _in(folder: Path, action: Callable[[], object]) -> object:
+    os.chdir(folder)
+    return action()
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(lambda p: (p / "secret.txt").read_text(), id="by-absolute-path"),
+        pytest.param(lambda p: (p.parent / "link.txt").read_text(), id="through-a-symlink"),
+        pytest.param(lambda p: _in(p.parent, Path("protected/secret.txt").read_text), id="relative-path"),
+        pytest.param(lambda p: _in(p, Path("secret.txt").read_text), id="relative-inside-it"),
+        pytest.param(lambda p: os.open(p / "secret.txt", os.O_RDONLY), id="os-open"),
+        pytest.param(lambda p: (p / "new.txt").write_text("forged"), id="for-writing"),
+        pytest.param(lambda p: sqlite3.connect(p / "gradebook.db"), id="as-a-database"),
+    ],
+)
+def test_sandbox_refuses_opening_files_under_a_protected_folder(protected, attempt):
+    """Hidden tests, solutions, other students' notebooks and the gradebook, by any name."""
+    assert sandboxed(protected, attempt) == "refused"
+
+
+def test_sandbox_lets_student_code_open_files_elsewhere(protected):
+    """Notebooks read and write their own files: the sandbox must not refuse everything."""
+    assert sandboxed(protected, lambda p: (p.parent / "open.txt").read_text()) == "allowed"
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(lambda p: os.listdir(p), id="listdir"),
+        pytest.param(lambda p: list(os.scandir(p)), id="scandir"),
+        pytest.param(lambda p: _in(p, os.listdir), id="listdir-of-the-current-folder"),
+        pytest.param(lambda p: _in(p, lambda: list(os.scandir())), id="scandir-of-the-current-folder"),
+    ],
+)
+def test_sandbox_refuses_listing_a_protected_folder(protected, attempt):
+    """Names of other students and hidden files are information too; listing without a path lists the
+    current folder, which student code can chdir into."""
+    assert sandboxed(protected, attempt) == "refused"
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(lambda p: os.remove(p / "secret.txt"), id="remove"),
+        pytest.param(lambda p: os.rename(p / "secret.txt", p.parent / "taken.txt"), id="move-out"),
+        pytest.param(lambda p: os.replace(p.parent / "open.txt", p / "secret.txt"), id="move-over"),
+        pytest.param(lambda p: os.link(p / "secret.txt", p.parent / "copy.txt"), id="hard-link-out"),
+        pytest.param(lambda p: os.mkdir(p / "planted"), id="mkdir-inside"),
+        pytest.param(lambda p: os.truncate(p / "secret.txt", 0), id="truncate"),
+        pytest.param(lambda p: os.chmod(p / "secret.txt", 0o777), id="chmod"),
+    ],
+)
+def test_sandbox_refuses_changing_what_a_protected_folder_holds(protected, attempt):
+    """A notebook must not delete the gradebook or a neighbour's submission, nor hard-link a hidden
+    test out to read it under a name outside the folder."""
+    assert sandboxed(protected, attempt) == "refused"
+    assert (protected / "secret.txt").read_text() == "hidden tests"
+    assert sorted(path.name for path in protected.parent.iterdir()) == ["link.txt", "open.txt", "protected"]
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(lambda p: subprocess.run(["true"], check=True), id="subprocess"),
+        pytest.param(lambda p: os.system("true"), id="os-system"),
+        pytest.param(lambda p: os.execv("/bin/true", ["true"]), id="os-exec"),
+        pytest.param(lambda p: ctypes.pythonapi.system(b"true"), id="libc-system-through-ctypes"),
+    ],
+)
+def test_sandbox_refuses_starting_programs(protected, attempt):
+    """A program outside Python is outside the audit hook: it could read anything."""
+    assert sandboxed(protected, attempt) == "refused"
+
+
+def _dot_version(protected: Path) -> None:
+    subprocess.run(["dot", "-V"], check=True, capture_output=True)
+
+
+def test_sandbox_lets_graphviz_dot_run_to_draw_graphs(protected):
+    """The lessons draw autograd graphs with draw_graph, which runs Graphviz's `dot`."""
+    assert sandboxed(protected, _dot_version) == "allowed"
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(lambda p: gc.get_objects(), id="get_objects"),
+        pytest.param(lambda p: gc.get_referrers(p), id="get_referrers"),
+        pytest.param(lambda p: gc.get_referents(p), id="get_referents"),
+    ],
+)
+def test_sandbox_refuses_walking_the_garbage_collector(protected, attempt):
+    """The collector reaches every object, the audit hook's own state among them."""
+    assert sandboxed(protected, attempt) == "refused"
+
+
+def test_address_space_cap_turns_a_large_allocation_into_memory_error(protected):
+    """A notebook that eats memory fails with MemoryError instead of taking the machine down; the cap
+    is relative to the child's size when it starts, as the worker sets it."""
+
+    def body() -> list[str]:
+        with open("/proc/self/status") as status:
+            vm_size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        sandbox.install([protected], vm_size + 256 * 2**20)
+        outcomes = []
+        for size in (16 * 2**20, 2**30):
+            try:
+                bytearray(size)
+                outcomes.append("allocated")
+            except MemoryError:
+                outcomes.append("MemoryError")
+        return outcomes
+
+    assert in_fork(body) == ["allocated", "MemoryError"]
+
+
+# --- executor --------------------------------------------------------------------------------------
+
+_EXECUTOR_CELLS = {
+    "mixed": "\n".join(
+        [
+            "import sys",
+            "from IPython.display import display",
+            "print('a')",
+            "print('b')",
+            "display('shown')",
+            "print('oops', file=sys.stderr)",
+            "print('c')",
+            "6 * 7",
+        ]
+    ),
+    "semicolon": "6 * 7;",
+    "error": "1 / 0",
+    "plot": "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()",
+    "statement": "x = 1",
+}
+
+
+# The executor's tests share one shell, built once on one xdist worker.
+_EXECUTOR = pytest.mark.xdist_group("grading-units-executor")
+
+
+@pytest.fixture(scope="module")
+def executed() -> dict[str, tuple[list[dict], int]]:
+    """Each cell of _EXECUTOR_CELLS, in order, in one shell built in a forked child: the shell enables
+    matplotlib's inline backend and swaps sys.stdout, which pytest's process must keep as they are."""
+
+    def body():
+        shell = executor.create_shell()
+        return {name: executor.run_cell(shell, source) for name, source in _EXECUTOR_CELLS.items()}
+
+    return in_fork(body)
+
+
+@_EXECUTOR
+def test_executor_records_outputs_in_kernel_order_merging_consecutive_prints(executed):
+    """nbgrader grades the executed notebook: its outputs must be those a kernel would have sent."""
+    outputs, count = executed["mixed"]
+    assert outputs == [
+        {"output_type": "stream", "name": "stdout", "text": "a\nb\n"},
+        {"output_type": "display_data", "data": {"text/plain": "'shown'"}, "metadata": {}},
+        {"output_type": "stream", "name": "stderr", "text": "oops\n"},
+        {"output_type": "stream", "name": "stdout", "text": "c\n"},
+        {"output_type": "execute_result", "data": {"text/plain": "42"}, "metadata": {}, "execution_count": 1},
+    ]
+    assert count == 1
+
+
+@_EXECUTOR
+def test_executor_shows_no_result_for_a_last_expression_ending_in_a_semicolon(executed):
+    """Lessons end cells with `;` to keep a return value out of the notebook, as in Jupyter."""
+    assert executed["semicolon"] == [[], 2]
+
+
+@_EXECUTOR
+def test_executor_records_an_exception_as_an_error_output(executed):
+    """An error output is what makes nbgrader give a test cell no points."""
+    (error,), _ = executed["error"]
+    assert (error["output_type"], error["ename"], error["evalue"]) == (
+        "error",
+        "ZeroDivisionError",
+        "division by zero",
+    )
+    assert "----> 1 1 / 0" in re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+
+
+@_EXECUTOR
+def test_executor_records_a_shown_figure_as_a_png_display(executed):
+    """The lessons' plots must appear in the feedback notebook."""
+    (figure,), _ = executed["plot"]
+    assert figure["output_type"] == "display_data"
+    assert figure["data"]["image/png"]
+
+
+@_EXECUTOR
+def test_executor_counts_executions_like_a_kernel(executed):
+    """Every cell counts, even one that shows nothing or fails, as in a kernel."""
+    assert [count for _, count in executed.values()] == [1, 2, 3, 4, 5]
+
+
+# --- worker ----------------------------------------------------------------------------------------
+
+# One worker process serves every test below: warming it up (torch, matplotlib, IPython) is what costs.
+_WORKER = pytest.mark.xdist_group("grading-units-worker")
+# Seconds the worker may take beyond a job's own limits: the interrupt grace, forks and replies.
+_WORKER_SLACK = 15.0
+
+
+def job(cells: list[str], **overrides) -> dict:
+    """A job as the grading run sends it, with limits small enough for tests."""
+    settings = {
+        "seed": 1,
+        "cell_timeout": 10.0,
+        "notebook_timeout": 30.0,
+        "memory_mb": 512,
+        "protected": [str(COURSE_DIRECTORY)],
+    }
+    return settings | overrides | {"cells": cells}
+
+
+class Worker:
+    """`python -m autograder.grading.worker`, spoken to the way the pool speaks to it."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autograder.grading.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=os.environ | {"TMPDIR": str(scratch)},
+        )
+
+    def grade(self, job: dict, timeout: float | None = None) -> list[dict]:
+        write_message(self.process.stdin, json.dumps(job).encode())
+        timeout = timeout or job["notebook_timeout"] + _WORKER_SLACK
+        if not select.select([self.process.stdout], [], [], timeout)[0]:
+            self.process.kill()
+            pytest.fail(f"the worker did not answer within {timeout:g} s")
+        reply = read_message(self.process.stdout)
+        assert reply is not None, "the worker died"
+        return json.loads(reply)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    """One warmed worker, its temporary files kept in a folder of its own."""
+    worker = Worker(tmp_path_factory.mktemp("worker-tmp"))
+    worker.grade(job(["pass"]), timeout=120)
+    yield worker
+    worker.close()
+
+
+def _stdout(result: dict) -> str:
+    return "".join(o["text"] for o in result["outputs"] if o.get("name") == "stdout")
+
+
+def _errors(result: dict) -> list[tuple[str, str]]:
+    return [(o["ename"], o["evalue"]) for o in result["outputs"] if o["output_type"] == "error"]
+
+
+@_WORKER
+def test_worker_runs_cells_in_one_namespace_and_reports_them_ok(worker):
+    """Cells build on each other, as in a kernel."""
+    results = worker.grade(job(["x = 20", "print(x + 1)", "x * 2"]))
+    assert [r["status"] for r in results] == [Status.OK] * 3
+    assert [r["execution_count"] for r in results] == [1, 2, 3]
+    assert _stdout(results[1]) == "21\n"
+    assert results[2]["outputs"][0]["data"]["text/plain"] == "40"
+
+
+@_WORKER
+def test_worker_interrupts_a_cell_that_loops_forever_and_runs_the_next(worker):
+    """Interrupted like a kernel, the notebook keeps its state: later cells still earn their points."""
+    looping, after = worker.grade(job(["while True:\n    pass", "print('after')"], cell_timeout=0.5))
+    assert looping["status"] == Status.TIMEOUT
+    assert "ran past 0.5 s" in looping["reason"]
+    assert [name for name, _ in _errors(looping)] == ["KeyboardInterrupt"]
+    assert (after["status"], _stdout(after)) == (Status.OK, "after\n")
+
+
+@_WORKER
+def test_worker_reports_a_dead_kernel_for_the_exiting_cell_and_each_later_one_unrun(worker):
+    """Later cells would run without the state they need; each says why it has no outputs."""
+    results = worker.grade(job(["print('before')", "import os\nos._exit(3)", "print('never')", "x = 1"]))
+    assert results[0]["status"] == Status.OK
+    for result in results[1:]:
+        assert result["status"] == Status.KERNEL_DIED
+        assert "exited with code 3" in result["reason"]
+        assert (result["outputs"], result["execution_count"]) == ([], None)
+
+
+@_WORKER
+def test_worker_stops_a_notebook_that_runs_past_its_time_limit_and_says_so(worker):
+    """The cell running when time is up is interrupted; the rest are not started. The reasons name
+    the notebook's limit, not a cell's."""
+    cells = ["import time", "time.sleep(0.6)", "time.sleep(0.6)", "print('too late')"]
+    results = worker.grade(job(cells, notebook_timeout=1.0, cell_timeout=5.0))
+    assert [r["status"] for r in results] == [Status.OK, Status.OK, Status.TIMEOUT, Status.TIMEOUT]
+    assert [name for name, _ in _errors(results[2])] == ["KeyboardInterrupt"]
+    assert results[3]["outputs"] == []
+    for result in results[2:]:
+        assert "the notebook ran past its 1 s limit" in result["reason"]
+
+
+_SQUARE = """
+import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**2{wrong_forward}
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x{wrong_backward}
+"""
+
+
+def _square(wrong_forward: str = "", wrong_backward: str = "") -> str:
+    return _SQUARE.format(wrong_forward=wrong_forward, wrong_backward=wrong_backward)
+
+
+def _check_cell(check: str, options: str = "") -> str:
+    """A test cell as a lesson writes it, calling `check` on Square with `options`, then saying so."""
+    return f"from autograder import {check}\n{check}(Square.apply, lambda x: x**2{options})\nprint('passed')"
+
+
+@_WORKER
+def test_worker_checks_pass_a_correct_function_and_the_checker_vouches_for_it(worker):
+    """The executor's checks reach the notebook's own forked checker, whose verdicts the worker
+    collects per cell: a test cell earns points only for checks the checker confirms."""
+    defined, checked = worker.grade(job([_square(), _check_cell("check_second_derivative")]))
+    assert (checked["status"], _errors(checked), _stdout(checked)) == (Status.OK, [], "passed\n")
+    assert defined["verdicts"] == []
+    assert [(v["kind"], v["subject"], v["passed"]) for v in checked["verdicts"]] == [
+        ("second_derivative", "Square", True)
+    ]
+
+
+@_WORKER
+def test_worker_reads_verdicts_while_the_cell_runs_so_a_long_one_cannot_stall_the_checker(worker):
+    """A verdict longer than a pipe holds (its subject is the check's `name`) blocks the checker until
+    the worker reads it; the executor, waiting for that check, would wait until the cell timed out."""
+    check = _check_cell("check_forward", ", name='S' * 100_000")
+    _, checked = worker.grade(job([_square(), check], cell_timeout=5.0))
+    assert (checked["status"], _stdout(checked)) == (Status.OK, "passed\n")
+    ((kind, subject, passed),) = [(v["kind"], v["subject"], v["passed"]) for v in checked["verdicts"]]
+    assert (kind, subject, passed) == ("forward", "S" * 100_000, True)
+
+
+@_WORKER
+def test_worker_checks_fail_a_backward_cut_from_the_graph(worker):
+    """The checker's diagnostic reaches the notebook as the test cell's error."""
+    _, checked = worker.grade(
+        job([_square(wrong_backward=".detach()"), _check_cell("check_second_derivative")])
+    )
+    ((name, message),) = _errors(checked)
+    assert name == "AssertionError"
+    assert "the gradient is cut off from the graph" in message
+    assert _stdout(checked) == ""
+
+
+@_WORKER
+def test_worker_draws_the_same_random_inputs_for_the_same_seed(worker):
+    """Grading twice (or resuming) gives the same grades; another seed draws other hidden inputs."""
+
+    def failure(seed: int) -> str:
+        cells = [_square(wrong_forward=" + 1"), _check_cell("check_forward", ", randomized=True")]
+        ((name, message),) = _errors(worker.grade(job(cells, seed=seed))[1])
+        assert name == "AssertionError"
+        return message
+
+    first = failure(seed=1)
+    assert "Forward value is wrong" in first
+    assert failure(seed=1) == first
+    assert failure(seed=2) != first
+
+
+_LIST_OPEN_FILES = """
+import os
+
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        print(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass  # the listing's own descriptor, closed by now
+"""
+
+
+@_WORKER
+def test_worker_lets_notebook_code_inherit_no_open_file_but_its_pipes(worker):
+    """Student code can write to whatever its process holds open: an inherited IPython history
+    database, shared by every IPython session of the instructor, was corrupted that way, and the
+    workers that started next failed on it."""
+    (listed,) = worker.grade(job([_LIST_OPEN_FILES]))
+    assert {name for name in _stdout(listed).split() if not name.startswith("pipe:")} == {"/dev/null"}
+
+
+_WRITES_TO_EVERY_FD = """
+import os
+
+for fd in range(3, 51):
+    try:
+        os.write(fd, b"garbage")
+    except OSError:
+        pass
+print("done")
+"""
+
+
+@_WORKER
+def test_worker_survives_student_code_writing_to_every_file_descriptor(worker):
+    """The worker's own pipes are closed in the executor; its results pipe cannot be, so whatever the
+    notebook writes there stops the notebook, never the worker."""
+    results = worker.grade(job([_WRITES_TO_EVERY_FD, "print('next cell')"], notebook_timeout=5.0))
+    assert [(r["status"], r["outputs"]) for r in results] == [(Status.KERNEL_DIED, [])] * 2
+    assert "wrote something other than its results" in results[0]["reason"]
+    (after,) = worker.grade(job(["print('next notebook')"]))
+    assert (after["status"], _stdout(after)) == (Status.OK, "next notebook\n")
+
+
+@_WORKER
+def test_worker_removes_each_notebooks_working_folder(worker):
+    """A class leaves one folder per notebook, with whatever the student saved in it, otherwise."""
+    worker.grade(job(["open('scratch.txt', 'w').write('left behind?')"]))
+    assert list(worker.scratch.iterdir()) == []
