@@ -31,7 +31,10 @@ class Limits:
 
 
 def default_workers() -> int:
-    return len(os.sched_getaffinity(0))
+    """The cores this process may use (fewer than the machine's in a container or under taskset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _run_seed(out: Path, seed: int | None) -> int:
