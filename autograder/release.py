@@ -22,16 +22,28 @@ def assignments() -> list[str]:
     return sorted(path.name for path in SOURCE.iterdir() if (path / f"{path.name}.ipynb").is_file())
 
 
+def write_config(course: Path, extra: str = "") -> None:
+    """Give an nbgrader course directory the course's configuration, plus any `extra` lines."""
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text((COURSE_DIRECTORY / "nbgrader_config.py").read_text() + extra)
+
+
+def add_lesson(course: Path, assignment: str) -> None:
+    """Copy a lesson's source into a course directory and register it, as an instructor's
+    `nbgrader generate_assignment` does: its cells and points go into the gradebook."""
+    shutil.copytree(SOURCE / assignment, course / "source" / assignment, dirs_exist_ok=True)
+    run_nbgrader("generate_assignment", assignment, "--force", course=course)
+
+
 def generate(destination: Path) -> list[Path]:
     """Run nbgrader generate_assignment for every lesson; write course/-style notebooks to destination."""
     destination.mkdir(parents=True, exist_ok=True)
     written = []
     with tempfile.TemporaryDirectory() as scratch:
         course = Path(scratch)
-        shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", course)
-        shutil.copytree(SOURCE, course / "source")
+        write_config(course)
         for assignment in assignments():
-            run_nbgrader("generate_assignment", assignment, "--force", course=course)
+            add_lesson(course, assignment)
             target = destination / f"{assignment}.ipynb"
             shutil.copy(course / "release" / assignment / f"{assignment}.ipynb", target)
             written.append(target)

@@ -18,7 +18,7 @@ from pathlib import Path
 from classroom import LESSON, write_typical_class
 
 from autograder.nbgrader_cli import run_nbgrader
-from autograder.release import COURSE_DIRECTORY, SOURCE
+from autograder.release import add_lesson, write_config
 
 
 def _timed(action) -> float:
@@ -43,10 +43,8 @@ def main() -> int:
         write_typical_class(root / "submitted", students)
 
         course = root / "nbgrader-course"
-        course.mkdir()
-        shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", course)
-        shutil.copytree(SOURCE / LESSON, course / "source" / LESSON)
-        run_nbgrader("generate_assignment", LESSON, course=course)
+        write_config(course)
+        add_lesson(course, LESSON)
         shutil.copytree(root / "submitted", course / "submitted")
         baseline = _timed(lambda: run_nbgrader("autograde", LESSON, course=course))
         run_nbgrader("export", course=course)

@@ -6,7 +6,6 @@ copy of the course directory.
 """
 
 import csv
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,12 +13,13 @@ import nbformat
 from nbgrader.api import Gradebook
 
 from autograder.nbgrader_cli import run_nbgrader
-from autograder.release import COURSE_DIRECTORY, SOURCE, STUDENT_NOTEBOOKS
+from autograder.release import SOURCE, STUDENT_NOTEBOOKS, add_lesson, write_config
 
 _SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
-def _nbgrader_cells(notebook, key: str) -> dict[str, nbformat.NotebookNode]:
+def nbgrader_cells(notebook, key: str) -> dict[str, nbformat.NotebookNode]:
+    """The notebook's answer cells (key "solution") or test cells ("grade"), by grade_id, in order."""
     return {
         cell.metadata.nbgrader["grade_id"]: cell
         for cell in notebook.cells
@@ -34,14 +34,14 @@ def solution_answers(lesson: str) -> dict[str, str]:
         grade_id: "\n".join(
             line for line in cell.source.splitlines() if line.strip() not in _SOLUTION_MARKERS
         )
-        for grade_id, cell in _nbgrader_cells(source, "solution").items()
+        for grade_id, cell in nbgrader_cells(source, "solution").items()
     }
 
 
 def submission(lesson: str, answers: dict[str, str]) -> nbformat.NotebookNode:
     """The released notebook with the given answer cells filled in; an empty dict leaves it untouched."""
     notebook = nbformat.read(STUDENT_NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
-    cells = _nbgrader_cells(notebook, "solution")
+    cells = nbgrader_cells(notebook, "solution")
     for grade_id, code in answers.items():
         cells[grade_id].source = code
     return notebook
@@ -84,9 +84,8 @@ class Grades:
 
 def autograde(lesson: str, submissions: dict[str, nbformat.NotebookNode], workdir: Path) -> Grades:
     """Grade every submission with plain nbgrader commands in a scratch course directory."""
-    shutil.copy(COURSE_DIRECTORY / "nbgrader_config.py", workdir)
-    shutil.copytree(SOURCE / lesson, workdir / "source" / lesson)
-    run_nbgrader("generate_assignment", lesson, "--force", course=workdir)
+    write_config(workdir)
+    add_lesson(workdir, lesson)
     for student, notebook in submissions.items():
         folder = workdir / "submitted" / student / lesson
         folder.mkdir(parents=True)

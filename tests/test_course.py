@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_pipeline import nbgrader_cells
 from notebook_runs import PNG, SVG, errors, execute, rendered, unexplained_errors, wrote_to_stderr
 
 from autograder.nbgrader_cli import run_nbgrader
@@ -22,10 +23,6 @@ def _source(lesson: str) -> nbformat.NotebookNode:
 
 def _release(lesson: str) -> nbformat.NotebookNode:
     return nbformat.read(STUDENT_NOTEBOOKS / f"{lesson}.ipynb", as_version=4)
-
-
-def _graded(notebook, key: str) -> list[nbformat.NotebookNode]:
-    return [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get(key)]
 
 
 def _topic(lesson: str) -> str:
@@ -53,8 +50,10 @@ def test_release_contains_no_solution_and_no_hidden_test(lesson):
     released = "\n".join(cell.source for cell in _release(lesson).cells)
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "randomized=True"):
         assert marker not in released
-    answers = {cell.metadata.nbgrader.grade_id: cell.source for cell in _graded(_release(lesson), "solution")}
-    for cell in _graded(_source(lesson), "solution"):
+    answers = {
+        grade_id: cell.source for grade_id, cell in nbgrader_cells(_release(lesson), "solution").items()
+    }
+    for cell in nbgrader_cells(_source(lesson), "solution").values():
         grade_id = cell.metadata.nbgrader.grade_id
         inside = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, flags=re.S)
         assert inside, f"answer cell {grade_id} marks no solution"
@@ -65,7 +64,7 @@ def test_release_contains_no_solution_and_no_hidden_test(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_answer_cells_are_named_for_the_exercise_they_define(lesson):
-    for cell in _graded(_source(lesson), "solution"):
+    for cell in nbgrader_cells(_source(lesson), "solution").values():
         grade_id = cell.metadata.nbgrader.grade_id
         defined = {
             node.name
@@ -77,7 +76,7 @@ def test_answer_cells_are_named_for_the_exercise_they_define(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_test_cells_have_meaningful_ids_a_docstring_and_hidden_randomized_tests(lesson):
-    cells = _graded(_source(lesson), "grade")
+    cells = list(nbgrader_cells(_source(lesson), "grade").values())
     assert cells
     for cell in cells:
         grade_id = cell.metadata.nbgrader.grade_id

@@ -6,7 +6,6 @@ notebook at a time: SQLite does not take concurrent writers.
 """
 
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -23,8 +22,8 @@ from nbgrader.utils import determine_grade, is_grade
 
 from autograder.grading import audit, gradebook
 from autograder.grading.results import QuestionResult, Status
-from autograder.nbgrader_cli import put_nbgrader_tools_on_path, run_nbgrader
-from autograder.release import COURSE_DIRECTORY, SOURCE
+from autograder.nbgrader_cli import put_nbgrader_tools_on_path
+from autograder.release import add_lesson, write_config
 
 # `nbgrader export` here must not overwrite the per-question grades.csv that grading wrote.
 _EXPORT_CONFIG = """
@@ -46,16 +45,13 @@ class GradingCourse:
 
     def prepare(self, assignments: set[str]) -> None:
         """Copy the lessons' sources and register them in the gradebook (once; a resumed run skips it)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        config = (COURSE_DIRECTORY / "nbgrader_config.py").read_text()
-        (self.root / "nbgrader_config.py").write_text(config + _EXPORT_CONFIG)
+        write_config(self.root, extra=_EXPORT_CONFIG)
         if not (self.root / "gradebook.db").exists():
             gradebook.create(self.db_url)
         with gradebook.opened(self.db_url) as book:
             known = {assignment.name for assignment in book.assignments}
         for assignment in sorted(assignments - known):
-            shutil.copytree(SOURCE / assignment, self.root / "source" / assignment, dirs_exist_ok=True)
-            run_nbgrader("generate_assignment", assignment, "--force", course=self.root)
+            add_lesson(self.root, assignment)
 
     def notebooks(self, assignment: str) -> dict[str, list[tuple[str, float]]]:
         """Each notebook of the assignment with its questions (test cells) and their points."""
