@@ -34,6 +34,7 @@ release: $(STAMP)
 	$(BIN)/python -m autograder release
 
 bench: $(STAMP) system-deps
+	$(BIN)/python tests/bench_lessons.py
 	$(BIN)/python tests/bench_grading.py
 
 clean:

@@ -25,7 +25,7 @@ def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str
     position = f" at index {list(index)}" if index else ""
     return (
         f"expected {float(expected.detach()[index]):.6g}, got {float(got.detach()[index]):.6g}"
-        f"{position} ({where})"
+        f"{position}" + (f" ({where})" if where else "")
     )
 
 

@@ -4,6 +4,10 @@ import json
 from dataclasses import asdict, dataclass
 
 
+class FailedCheckError(Exception):
+    """Raised inside a check with the message the student will read."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one check, with a message a student can act on when it failed.

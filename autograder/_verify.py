@@ -15,7 +15,8 @@ import torch
 
 from autograder import _diagnose, _integrity, _samples
 from autograder._compare import is_zero, mismatch
-from autograder._verdict import Verdict
+from autograder._result import call_student, check_result
+from autograder._verdict import FailedCheckError, Verdict
 
 # The course's reference implementations: an answer must not borrow them.
 _REFERENCE_PACKAGE = "solutions"
@@ -30,12 +31,10 @@ class Check:
     reference: Callable
     name: str
     randomized: bool
-    low: float
-    high: float
-
-
-class _FailedCheckError(Exception):
-    """Raised inside a check with the message the student will read."""
+    low: float = -2.0
+    high: float = 2.0
+    # check_result only: builds the arguments from a torch.Generator (modules, tensors, functions).
+    inputs: Callable | None = None
 
 
 def run(payload: bytes) -> Verdict:
@@ -53,7 +52,7 @@ def run(payload: bytes) -> Verdict:
     try:
         _CHECKS[check.kind](check)
         verdict = Verdict(passed=True)
-    except _FailedCheckError as failure:
+    except FailedCheckError as failure:
         verdict = Verdict.failed(str(failure))
     tampered = _integrity.tampered_names()
     if tampered:
@@ -92,25 +91,15 @@ def _outputs(value) -> tuple:
 
 def _call(check: Check, inputs: tuple[torch.Tensor, ...], names: list[str]) -> tuple:
     """The student's outputs, or a failure that says what went wrong in forward."""
-    try:
-        return _outputs(check.function(*inputs))
-    except NotImplementedError:
-        raise _FailedCheckError(
-            f"{check.name} is not written yet: calling it raises NotImplementedError. "
-            "Replace `raise NotImplementedError()` with your code."
-        ) from None
-    except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
-        raise _FailedCheckError(
-            f"{check.name} raised {type(error).__name__}: {error}\n"
-            f"  while computing forward on {_samples.describe(names, inputs)}"
-        ) from None
+    where = f"while computing forward on {_samples.describe(names, inputs)}"
+    return _outputs(call_student(check.name, check.function, inputs, where))
 
 
 def _backward(check: Check, outputs, inputs, grad_outs, names: list[str], create_graph=False):
     """The student's gradients, or a failure that says what went wrong in backward."""
     differentiable = [(o, g) for o, g in zip(outputs, grad_outs, strict=True) if isinstance(o, torch.Tensor)]
     if not any(o.requires_grad for o, _ in differentiable):
-        raise _FailedCheckError(
+        raise FailedCheckError(
             f"The output of {check.name} does not require grad, so backward is never called. "
             "Call your Function through .apply, and do not detach its result."
         )
@@ -123,11 +112,11 @@ def _backward(check: Check, outputs, inputs, grad_outs, names: list[str], create
             allow_unused=True,
         )
     except NotImplementedError:
-        raise _FailedCheckError(
+        raise FailedCheckError(
             f"The backward of {check.name} is not written yet: it raises NotImplementedError."
         ) from None
     except Exception as error:  # noqa: BLE001 - as in _call
-        raise _FailedCheckError(
+        raise FailedCheckError(
             f"The backward of {check.name} raised {type(error).__name__}: {error}\n"
             f"  on {_samples.describe(names, inputs)}"
         ) from None
@@ -141,7 +130,7 @@ def _cases(check: Check):
         outputs = _call(check, inputs, names)
         expected = _outputs(check.reference(*inputs))
         if len(outputs) != len(expected):
-            raise _FailedCheckError(
+            raise FailedCheckError(
                 f"{check.name} returns {len(outputs)} output(s); it should return {len(expected)}."
             )
         yield gen, names, inputs, outputs, expected
@@ -176,7 +165,7 @@ def _agrees_with_finite_differences(check: Check, gradcheck: Callable, what: str
         else "They matched the reference on the sample inputs: does your Function behave differently "
         "from one call to the next?"
     )
-    raise _FailedCheckError(
+    raise FailedCheckError(
         f"{gradcheck.__name__} fails for {check.name} on {_samples.describe(names, inputs)}: its "
         f"{what} disagree with finite differences of its forward.\n{cause}"
     )
@@ -187,7 +176,7 @@ def check_forward(check: Check) -> None:
         for index, (want, got) in enumerate(zip(expected, outputs, strict=True)):
             problem = mismatch(want, got, names, inputs)
             if problem:
-                raise _FailedCheckError(
+                raise FailedCheckError(
                     f"Forward value is wrong{_output_label(index, len(expected))}: {check.name} on "
                     f"{_samples.describe(names, inputs)}: {problem}."
                 )
@@ -201,12 +190,12 @@ def check_first_derivative(check: Check) -> None:
         for name, x, w, g in zip(names, inputs, want, got, strict=True):
             w = torch.zeros_like(x) if w is None else w
             if g is None:
-                raise _FailedCheckError(
+                raise FailedCheckError(
                     f"First derivative: backward of {check.name} returned None for {name}."
                 )
             problem = mismatch(w, g, names, inputs)
             if problem:
-                raise _FailedCheckError(
+                raise FailedCheckError(
                     f"First derivative with respect to {name} is wrong: {check.name} on "
                     f"{_samples.describe(names, inputs)}, with a random grad_out: {problem}.\n"
                     + _first_derivative_cause(check, outputs, expected, inputs, w, g, grad_outs)
@@ -236,13 +225,13 @@ def check_second_derivative(check: Check) -> None:
         want = torch.autograd.grad(expected, inputs, grad_outs, create_graph=True, allow_unused=True)
         want = [torch.zeros_like(x) if w is None else w for x, w in zip(inputs, want, strict=True)]
         if any(g is None or mismatch(w, g, [], []) for w, g in zip(want, got, strict=True)):
-            raise _FailedCheckError(
+            raise FailedCheckError(
                 f"Second derivative: the first derivative of {check.name} is already wrong "
                 "(see the first-derivative check); fix it first."
             )
         where = f"{check.name} on {_samples.describe(names, inputs)}"
         if not any(g.requires_grad for g in got):
-            raise _FailedCheckError(_cut_message(where, names[-1], "does not require grad", outputs[0]))
+            raise FailedCheckError(_cut_message(where, names[-1], "does not require grad", outputs[0]))
         grad_grads = _samples.like(want, gen)
         variables = (*inputs, *grad_outs)
         # The gradient the check feeds to backward; renamed when an input already bears the name.
@@ -265,12 +254,12 @@ def check_second_derivative(check: Check) -> None:
             # though nothing was cut from the graph: name that cause rather than a cut.
             extras_hint = _diagnose.ignored_extra_outputs(outputs[0], inputs)
             if label in names and is_zero(g) and not extras_hint:
-                raise _FailedCheckError(_cut_message(where, label, f"does not depend on {label}", outputs[0]))
+                raise FailedCheckError(_cut_message(where, label, f"does not depend on {label}", outputs[0]))
             hint = extras_hint or (
                 "Likely cause: backward's result is not built from torch operations on the saved "
                 "tensors and grad_out, or its formula is wrong."
             )
-            raise _FailedCheckError(
+            raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating grad "
                 f"(from create_graph=True) of {where}: {problem}.\n{hint}"
             )
@@ -286,6 +275,7 @@ def _cut_message(where: str, name: str, symptom: str, output: torch.Tensor) -> s
 
 
 _CHECKS = {
+    "result": check_result,
     "forward": check_forward,
     "first_derivative": check_first_derivative,
     "second_derivative": check_second_derivative,

@@ -1,4 +1,4 @@
-"""The checks a lesson's test cells call: forward values, first and second derivatives.
+"""The checks a lesson's test cells call: a Function's values and derivatives, or a function's result.
 
 Each check sends the student's function and a reference written in plain torch to a pristine checker
 process (see `_checker_server`), which runs them on float64 inputs and answers with a verdict. A failed
@@ -31,8 +31,33 @@ def _name_of(function: Callable) -> str:
     return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
 
 
+def _reference_names(reference: Callable) -> None:
+    """Refuse a reference whose parameters cannot be read: their names name the inputs in messages."""
+    try:
+        inspect.signature(reference)
+    except (TypeError, ValueError):
+        # Builtins such as torch.sin have no signature to read.
+        raise TypeError(
+            f"reference must be a Python function, e.g. lambda x: torch.sin(x), not {reference!r}"
+        ) from None
+
+
+def _ask(request: Check, timeout: float) -> None:
+    """Send one check to the checker process; raise AssertionError with its message if it failed."""
+    try:
+        payload = cloudpickle.dumps(request)
+    except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
+        raise AssertionError(
+            f"Could not send {request.name} to the checker ({type(error).__name__}: {error}). "
+            "Define it at the top level of a cell, using only tensors, modules and functions."
+        ) from None
+    verdict = _checker.ask(payload, timeout)
+    if not verdict.passed:
+        raise AssertionError(verdict.message)
+
+
 def _check(kind: str, summary: str) -> Callable[..., None]:
-    """One public check; the three differ only in what the checker process compares."""
+    """One public check of a Function; the three differ only in what the checker process compares."""
 
     def check(
         function: Callable,
@@ -44,24 +69,8 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
         name: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        try:
-            inspect.signature(reference)
-        except (TypeError, ValueError):
-            # The reference's parameter names name the inputs; builtins such as torch.sin have none.
-            raise TypeError(
-                f"reference must be a Python function, e.g. lambda x: torch.sin(x), not {reference!r}"
-            ) from None
-        request = Check(kind, function, reference, name or _name_of(function), randomized, low, high)
-        try:
-            payload = cloudpickle.dumps(request)
-        except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
-            raise AssertionError(
-                f"Could not send {request.name} to the checker ({type(error).__name__}: {error}). "
-                "Define it at the top level of a cell, using only tensors, modules and functions."
-            ) from None
-        verdict = _checker.ask(payload, timeout)
-        if not verdict.passed:
-            raise AssertionError(verdict.message)
+        _reference_names(reference)
+        _ask(Check(kind, function, reference, name or _name_of(function), randomized, low, high), timeout)
 
     check.__name__ = check.__qualname__ = f"check_{kind}"
     check.__doc__ = f"""{summary}
@@ -72,6 +81,31 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
     Raises AssertionError saying what is wrong, where, and the likely mistake.
     """
     return check
+
+
+def check_result(
+    function: Callable,
+    reference: Callable,
+    inputs: Callable,
+    *,
+    randomized: bool = False,
+    name: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> None:
+    """An ordinary function (not a Function) behaves like `reference` on the arguments `inputs` builds.
+
+    `inputs(generator)` returns the arguments as a tuple (modules, tensors, functions), drawing any
+    randomness from the torch.Generator it is given; it is called twice with the same seed, so the
+    function and the reference each get their own identical copy. Compared: what they return, the
+    `.grad` they leave on every tensor that requires grad and every module parameter among the
+    arguments, and the gradients flowing back from the result to those. `randomized=True` seeds the
+    generator afresh in the checker process, so hidden tests catch hard-coded answers.
+    Raises AssertionError saying what is wrong and the likely mistake.
+    """
+    _reference_names(reference)
+    if not callable(inputs):
+        raise TypeError(f"inputs must build the arguments from a torch.Generator, not {inputs!r}")
+    _ask(Check("result", function, reference, name or _name_of(function), randomized, inputs=inputs), timeout)
 
 
 check_forward = _check(

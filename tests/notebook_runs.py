@@ -1,8 +1,9 @@
-"""Running a notebook top to bottom, and reading what the run left in it: errors, graphs and plots.
+"""Running a notebook top to bottom, and reading what the run left in it: errors, graphs, plots and the
+kernel's peak memory.
 
-The course is run in three places, here (test_course), in a fresh Binder environment (test_binder) and
-in JupyterLab (test_jupyterlab); all three judge a run with these functions, so they agree on what a
-good run is.
+The course is run in four places: test_course, a fresh Binder environment (test_binder), JupyterLab
+(test_jupyterlab) and the lesson benchmark (bench_lessons). All judge a run with these functions, so
+they agree on what a good run is.
 """
 
 from pathlib import Path
@@ -14,8 +15,11 @@ SVG = "image/svg+xml"  # what draw_graph's torchviz graphs display as
 PNG = "image/png"  # what matplotlib's plots display as
 
 
-def execute(notebook: nbformat.NotebookNode, workdir: Path, **options) -> nbformat.NotebookNode:
-    """Run every cell, going on past errors, then shut the kernel down; options go to NotebookClient."""
+def execute(
+    notebook: nbformat.NotebookNode, workdir: Path, kernel_options: dict | None = None, **options
+) -> nbformat.NotebookNode:
+    """Run every cell, going on past errors, then shut the kernel down; options go to NotebookClient,
+    kernel_options to the kernel's launch (e.g. where its own stderr goes)."""
     client = NotebookClient(
         notebook,
         timeout=120,
@@ -25,7 +29,7 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path, **options) -> nbform
         **options,
     )
     # cleanup_kc: also when the caller gave its own kernel manager (`km`), which nbclient would keep.
-    client.execute(cleanup_kc=True)
+    client.execute(cleanup_kc=True, **(kernel_options or {}))
     return notebook
 
 
@@ -72,3 +76,20 @@ def unexplained_errors(notebook) -> dict[str, str]:
             )
         )
     }
+
+
+def record_peaks(root: int, peaks: dict[int, int]) -> None:
+    """Record in `peaks` each process's peak resident memory (VmHWM, MiB): `root` and its descendants."""
+    parents = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:  # the process ended while /proc was read
+            continue
+        parents[int(status.parent.name)] = (int(fields["PPid"]), fields.get("VmHWM", "0 kB"))
+    tree = [root]
+    for pid in tree:
+        tree += [child for child, (parent, _) in parents.items() if parent == pid]
+    for pid in tree:
+        if pid in parents:
+            peaks[pid] = max(peaks.get(pid, 0), int(parents[pid][1].split()[0]) // 1024)

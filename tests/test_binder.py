@@ -20,7 +20,7 @@ import pytest
 from grading_pipeline import solution_answers, submission
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
-from notebook_runs import PNG, SVG, errors, execute, rendered, unexplained_errors
+from notebook_runs import PNG, SVG, errors, execute, record_peaks, rendered, unexplained_errors
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -132,23 +132,6 @@ def test_binder_environment_has_the_cpu_torch_and_the_course_installed(binder_py
     assert not [package["name"] for package in json.loads(installed) if package["name"].startswith("nvidia")]
 
 
-def _record_peaks(root: int, peaks: dict[int, int]) -> None:
-    """Record in `peaks` each process's peak resident memory (VmHWM, MiB): `root` and its descendants."""
-    parents = {}
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-        except OSError:  # the process ended while /proc was read
-            continue
-        parents[int(status.parent.name)] = (int(fields["PPid"]), fields.get("VmHWM", "0 kB"))
-    tree = [root]
-    for pid in tree:
-        tree += [child for child, (parent, _) in parents.items() if parent == pid]
-    for pid in tree:
-        if pid in parents:
-            peaks[pid] = max(peaks.get(pid, 0), int(parents[pid][1].split()[0]) // 1024)
-
-
 def _run_in_binder_kernel(python: Path, notebook, workdir: Path) -> dict[int, int]:
     """Run the notebook in a kernel of the Binder environment; return each process's peak memory (MiB).
 
@@ -169,7 +152,7 @@ def _run_in_binder_kernel(python: Path, notebook, workdir: Path) -> dict[int, in
         notebook,
         workdir,
         km=kernels,
-        on_cell_executed=lambda **_: _record_peaks(kernels.provisioner.pid, peaks),
+        on_cell_executed=lambda **_: record_peaks(kernels.provisioner.pid, peaks),
     )
     return peaks
 

@@ -10,7 +10,7 @@ import ast
 from collections import Counter
 
 _CHECKS = {"check_forward": "forward", "check_first_derivative": "first_derivative"}
-_CHECKS["check_second_derivative"] = "second_derivative"
+_CHECKS |= {"check_second_derivative": "second_derivative", "check_result": "result"}
 
 
 def _subject(call: ast.Call) -> str | None:

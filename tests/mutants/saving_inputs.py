@@ -1,0 +1,69 @@
+"""Lesson 01: mistakes in Square."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "01_saving_inputs"
+
+_SQUARE_FORWARD = "square_forward"
+_SQUARE_FIRST = "square_first_derivative"
+_SQUARE_SECOND = "square_second_derivative"
+_SQUARE_ALL = frozenset({_SQUARE_FORWARD, _SQUARE_FIRST, _SQUARE_SECOND})
+_SQUARE_BACKWARD = "return grad_out * 2 * x"
+_SQUARE_FORWARD_RETURN = "return x**2"
+
+
+def _square(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(name=name, loses=frozenset(loses), cell="square", edits=edits, answer=answer)
+
+
+MUTANTS = [
+    _square("detach_in_backward", {_SQUARE_SECOND}, (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.detach()")),
+    _square("data_in_backward", {_SQUARE_SECOND}, (_SQUARE_BACKWARD, "return grad_out * 2 * x.data")),
+    _square(
+        "numpy_in_backward",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "return grad_out * 2 * torch.from_numpy(x.detach().numpy())"),
+    ),
+    _square(
+        "no_grad_in_backward",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "with torch.no_grad():\n            return grad_out * 2 * x"),
+    ),
+    _square(
+        "item_in_backward",
+        {_SQUARE_FIRST, _SQUARE_SECOND},
+        (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.item()"),
+    ),
+    _square(
+        "intermediate_kept_on_ctx",
+        {_SQUARE_SECOND},
+        ("ctx.save_for_backward(x)", "ctx.two_x = 2 * x"),
+        ("(x,) = ctx.saved_tensors\n", ""),
+        (_SQUARE_BACKWARD, "return grad_out * ctx.two_x"),
+    ),
+    _square(
+        "cube_with_consistent_derivatives",
+        _SQUARE_ALL,
+        (_SQUARE_FORWARD_RETURN, "return x**3"),
+        (_SQUARE_BACKWARD, "return grad_out * 3 * x**2"),
+    ),
+    _square("ignores_grad_out", {_SQUARE_FIRST, _SQUARE_SECOND}, (_SQUARE_BACKWARD, "return 2 * x")),
+    _square("float32_forward", {_SQUARE_FORWARD}, (_SQUARE_FORWARD_RETURN, "return (x**2).float()")),
+    _square(
+        "patches_the_checks",
+        _SQUARE_ALL,
+        ("class Square", patch_the_checks("class Square")),
+        (_SQUARE_FORWARD_RETURN, "return x**3"),
+        (_SQUARE_BACKWARD, "return grad_out * 3 * x**2"),
+    ),
+    _square(
+        "patches_torch_while_checked",
+        _SQUARE_ALL,
+        (_SQUARE_FORWARD_RETURN, "torch.isclose = lambda a, b, **kwargs: a == a\n        return x**3"),
+    ),
+    _square(
+        "imports_the_reference", _SQUARE_ALL, answer="from solutions.saving_inputs import Square  # noqa"
+    ),
+]

@@ -1,0 +1,261 @@
+"""Pins what check_result says about ordinary functions built on autograd: what they return, what they
+leave in .grad, and whether gradients flow back from their result, with the likely mistake named.
+
+The functions below are the shapes of answer the lessons ask for (a second derivative, a training step
+that fills .grad, a penalty that must train a critic), each right once and wrong in the ways the lessons
+warn about.
+"""
+
+import sys
+
+import cloudpickle
+import pytest
+import torch
+from torch import nn
+
+from autograder import check_result
+from autograder.grading.audit import checks_called
+from autograder.models import TinyNet
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def failure(function, reference, inputs, **options) -> str:
+    """The message of the AssertionError check_result raises; fails the test if the check passes."""
+    with pytest.raises(AssertionError) as info:
+        check_result(function, reference, inputs, **options)
+    return str(info.value)
+
+
+def seed_net(gen):
+    """The lesson's fixed example: visible tests ignore the generator."""
+    return TinyNet().double(), torch.tensor([[4.0]], dtype=torch.float64)
+
+
+def random_net(gen):
+    """Weights and input drawn from the generator, as hidden tests build them."""
+    w1, w2, b2, x = (1 + 4 * torch.rand(4, generator=gen, dtype=torch.float64)).tolist()
+    return TinyNet(w1, w2, b2).double(), torch.tensor([[x]], dtype=torch.float64)
+
+
+# Returning derivatives: dy/dw1 and d2y/dw1^2, leaving .grad alone.
+
+
+def derivatives(net, x):
+    _, y = net(x)
+    (first,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True)
+    (second,) = torch.autograd.grad(first, net.linear1.weight)
+    return first.detach(), second
+
+
+def derivatives_by_backward(net, x):
+    _, y = net(x)
+    y.backward(create_graph=True)
+    first = net.linear1.weight.grad
+    (second,) = torch.autograd.grad(first, net.linear1.weight)
+    return first.detach(), second
+
+
+def derivatives_without_create_graph(net, x):
+    _, y = net(x)
+    (first,) = torch.autograd.grad(y, net.linear1.weight)
+    (second,) = torch.autograd.grad(first, net.linear1.weight)
+    return first, second
+
+
+def derivatives_hard_coded(net, x):
+    return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)
+
+
+def derivatives_as_numbers(net, x):
+    first, second = derivatives(net, x)
+    return first.item(), second.item()
+
+
+def derivatives_in_float32(net, x):
+    return tuple(d.float() for d in derivatives(net, x))
+
+
+def first_derivative_only(net, x):
+    return derivatives(net, x)[0]
+
+
+# Filling .grad: the gradients of y and of f = dy/dl, accumulated.
+
+
+def accumulate(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward(retain_graph=True)
+    y.backward()
+
+
+def accumulate_zeroing_between(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward(retain_graph=True)
+    net.zero_grad()
+    y.backward()
+
+
+def accumulate_without_retain_graph(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward()
+    y.backward()
+
+
+def accumulate_with_autograd_grad(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    torch.autograd.grad(f, list(net.parameters()), retain_graph=True)
+    torch.autograd.grad(y, list(net.parameters()))
+
+
+# A result that must carry gradients back to a module's parameters: a gradient penalty.
+
+
+def critic_and_points(gen):
+    torch.manual_seed(int(torch.randint(2**31, (), generator=gen)))
+    critic = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+    return critic, torch.randn(5, 2, generator=gen, dtype=torch.float64)
+
+
+def penalty(critic, points):
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_without_create_graph(critic, points):
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points)
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_through_a_detached_critic(critic, points):
+    points = points.clone().requires_grad_()
+    frozen = [p.detach() for p in critic.parameters()]
+    hidden = torch.tanh(points @ frozen[0].T + frozen[1])
+    (grad,) = torch.autograd.grad((hidden @ frozen[2].T + frozen[3]).sum(), points, create_graph=True)
+    return ((grad.norm(dim=1) - 1) ** 2).mean() + 0 * critic[0].bias.sum()
+
+
+def penalty_over_the_whole_batch(critic, points):
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    return (grad.norm() - 1) ** 2
+
+
+@pytest.mark.parametrize("randomized", [False, True])
+@pytest.mark.parametrize(
+    ("function", "inputs"),
+    [
+        pytest.param(derivatives, seed_net, id="returns-visible"),
+        pytest.param(derivatives, random_net, id="returns-random"),
+        pytest.param(accumulate, seed_net, id="fills_grad-visible"),
+        pytest.param(accumulate, random_net, id="fills_grad-random"),
+        pytest.param(penalty, critic_and_points, id="gradient_flows"),
+    ],
+)
+def test_right_answer_passes_quietly(function, inputs, randomized, capfd):
+    check_result(function, function, inputs, randomized=randomized)
+    assert capfd.readouterr() == ("", "")
+
+
+def test_backward_where_autograd_grad_was_asked_is_caught_by_the_grad_it_fills():
+    message = failure(derivatives_by_backward, derivatives, seed_net)
+    assert message.startswith(
+        "derivatives_by_backward filled net.linear1.weight.grad, which should stay None."
+    )
+    assert "torch.autograd.grad returns them instead" in message
+
+
+def test_differentiating_a_gradient_made_without_create_graph_names_the_cause():
+    message = failure(derivatives_without_create_graph, derivatives, seed_net)
+    assert message.startswith("derivatives_without_create_graph raised RuntimeError: element 0 of tensors")
+    assert "when called with the net, x that `seed_net` builds" in message
+    assert "computed without create_graph=True" in message
+
+
+def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
+    check_result(derivatives_hard_coded, derivatives, seed_net)
+    message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)
+    assert message.startswith("Item 0 of the result of derivatives_hard_coded is wrong: expected ")
+    assert "got 480 at index [0, 0]." in message
+
+
+@pytest.mark.parametrize(
+    ("function", "problem"),
+    [
+        pytest.param(derivatives_as_numbers, "got a float instead of a tensor", id="numbers"),
+        pytest.param(derivatives_in_float32, "got dtype torch.float32 instead of torch.float64", id="dtype"),
+    ],
+)
+def test_result_of_the_wrong_kind_says_what_it_got(function, problem):
+    assert problem in failure(function, derivatives, seed_net)
+
+
+def test_result_of_the_wrong_structure_says_what_was_expected():
+    message = failure(first_derivative_only, derivatives, seed_net)
+    assert message == "first_derivative_only returns a Tensor; it should return a tuple of 2."
+
+
+def test_returning_a_value_where_the_work_belongs_in_grad_is_refused():
+    message = failure(derivatives, accumulate, seed_net)
+    assert message == "derivatives returns a tuple of 2; it should return None: its work shows in .grad."
+
+
+def test_zeroing_between_backward_calls_is_caught_with_the_accumulation_hint():
+    message = failure(accumulate_zeroing_between, accumulate, seed_net)
+    # Seed 001's numbers: 512 = 32 + 480 accumulated; zeroing keeps only y's 480.
+    assert message.startswith("net.linear1.weight.grad after accumulate_zeroing_between is wrong: ")
+    assert "expected 512, got 480" in message
+    assert ".grad adds up over backward calls" in message
+
+
+def test_freeing_the_shared_graph_names_retain_graph():
+    message = failure(accumulate_without_retain_graph, accumulate, seed_net)
+    assert "Trying to backward through the graph a second time" in message
+    assert "pass retain_graph=True" in message
+
+
+def test_autograd_grad_where_backward_was_asked_leaves_grad_empty():
+    message = failure(accumulate_with_autograd_grad, accumulate, seed_net)
+    assert message.startswith("accumulate_with_autograd_grad left net.linear1.weight.grad empty (None).")
+
+
+def test_penalty_without_create_graph_does_not_reach_the_critic():
+    message = failure(penalty_without_create_graph, penalty, critic_and_points)
+    assert message.startswith("The result of penalty_without_create_graph does not require grad")
+    assert "critic.0.weight, critic.0.bias, critic.2.weight, ..." in message
+    assert "pass create_graph=True" in message
+
+
+def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_reach():
+    message = failure(penalty_through_a_detached_critic, penalty, critic_and_points)
+    assert message.startswith(
+        "No gradient flows from the result of penalty_through_a_detached_critic back to critic.0.weight"
+    )
+
+
+def test_penalty_with_the_wrong_norm_fails_on_its_value():
+    message = failure(penalty_over_the_whole_batch, penalty, critic_and_points)
+    assert message.startswith("The result of penalty_over_the_whole_batch is wrong: expected ")
+
+
+def test_builder_inconsistent_with_the_reference_is_reported_for_the_instructor():
+    message = failure(derivatives, lambda net: net, seed_net)
+    assert message == (
+        "The test is inconsistent: `seed_net` builds 2 argument(s) but the reference takes 1 (net)."
+    )
+
+
+def test_inputs_must_be_a_builder():
+    with pytest.raises(TypeError, match=r"inputs must build the arguments from a torch\.Generator"):
+        check_result(derivatives, derivatives, (TinyNet(), torch.ones(1, 1)))
+
+
+def test_grading_audit_recognises_check_result_by_the_function_it_checks():
+    source = "from autograder import check_result\ncheck_result(hvp, reference, builder, randomized=True)"
+    assert checks_called(source) == {("result", "hvp"): 1}
