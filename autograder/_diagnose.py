@@ -60,11 +60,18 @@ def cut_from_graph(output: torch.Tensor) -> str:
     kept = sorted(name for name, value in vars(output.grad_fn).items() if isinstance(value, torch.Tensor))
     if kept:
         listed = ", ".join(f"ctx.{name}" for name in kept)
+        kind = "plain attributes" if len(kept) > 1 else "a plain attribute"
         return (
-            f"Likely cause: forward kept {listed} as a plain attribute. forward runs without recording "
+            f"Likely cause: forward kept {listed} as {kind}. forward runs without recording "
             "a graph, so a tensor it computed carries no history, and backward's result built from it "
             "cannot be differentiated again. Save inputs and outputs with ctx.save_for_backward; "
             "return an intermediate as an extra output (and save that)."
+        )
+    if _saved_without_history(output):
+        return (
+            "Likely cause: forward saved a tensor with no history: an intermediate it computed (forward "
+            "records nothing), or a .detach()ed or .clone()d copy. Save the inputs and outputs "
+            "themselves; return an intermediate as an extra output and save that very tensor."
         )
     names, uses_numpy = _names_used(cls.backward)
     if uses_numpy:
@@ -83,6 +90,26 @@ def cut_from_graph(output: torch.Tensor) -> str:
         "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
         "torch operations on ctx.saved_tensors and grad_out only."
     )
+
+
+def _saved_without_history(output: torch.Tensor) -> bool:
+    """True when the Function's saved tensors include one cut off from the graph the output is on."""
+    try:
+        saved = output.grad_fn.saved_tensors
+    except (AttributeError, RuntimeError):  # not a custom Function, or freed by an earlier backward
+        return False
+    return output.requires_grad and any(not t.requires_grad for t in saved)
+
+
+def changes_outputs_in_backward(outputs: tuple, inputs: tuple[torch.Tensor, ...]) -> bool:
+    """True when running backward changes the version of an output: backward wrote into it in place."""
+    tensors = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad]
+    versions = [t._version for t in tensors]
+    try:
+        torch.autograd.grad(tensors, inputs, [torch.ones_like(t) for t in tensors], allow_unused=True)
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return False
+    return any(t._version != v for t, v in zip(tensors, versions, strict=True))
 
 
 def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
@@ -113,13 +140,29 @@ def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]
     return None
 
 
-def ignores_grad_out(expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor) -> str | None:
-    """A hint when backward returns the bare derivative, forgetting to multiply by grad_out."""
+def ignores_grad_out(
+    expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
+) -> str | None:
+    """A hint when backward returns the bare derivative, forgetting to multiply by the incoming gradient."""
     if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
         return None
     if torch.allclose(got.detach(), (expected / grad_out).detach(), rtol=1e-6, atol=1e-9):
         return (
-            "Likely cause: backward returns the local derivative without multiplying by grad_out. "
-            "The chain rule needs grad_x = grad_out * (d out / d x)."
+            f"Likely cause: backward returns the local derivative without multiplying by {incoming} "
+            "(backward's argument after ctx). The chain rule needs grad_x = grad_out * (d out / d x)."
         )
+    return None
+
+
+def swapped_gradients(got, expected, names: list[str]) -> str | None:
+    """A hint when backward returns right gradients in the wrong order (only with two or more inputs)."""
+    if len(names) < 2 or any(g is None or e is None for g, e in zip(got, expected, strict=True)):
+        return None
+    for i, g in enumerate(got):
+        for j, e in enumerate(expected):
+            if i != j and g.shape == e.shape and torch.allclose(g.detach(), e.detach(), rtol=1e-6, atol=1e-9):
+                return (
+                    f"Likely cause: backward returns the gradient for {names[j]} in the place of {names[i]}. "
+                    "Return one gradient per input, in the order forward takes its inputs."
+                )
     return None

@@ -29,8 +29,14 @@ def call_student(name: str, function: Callable, args: tuple, where: str):
             "Replace `raise NotImplementedError()` with your code."
         ) from None
     except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
-        hint = next((h for symptom, h in _ERROR_HINTS.items() if symptom in str(error)), "")
-        raise FailedCheckError(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}") from None
+        raise FailedCheckError(
+            f"{name} raised {type(error).__name__}: {error}\n  {where}{known_error_hint(error)}"
+        ) from None
+
+
+def known_error_hint(error: Exception) -> str:
+    """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
+    return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
 
 
 # What autograd's own errors mean in the mistakes the lessons warn about.
@@ -38,6 +44,10 @@ _ERROR_HINTS = {
     "backward through the graph a second time": (
         "\nLikely cause: the first backward (or torch.autograd.grad) freed the graph's saved tensors; "
         "pass retain_graph=True to every call but the last that goes through the same graph."
+    ),
+    "modified by an inplace operation": (
+        "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
+        "out += 1, or result.mul_(grad_out) inside backward); compute into a new tensor instead."
     ),
     "does not require grad and does not have a grad_fn": (
         "\nLikely cause: differentiating a gradient that was computed without create_graph=True: "
@@ -53,10 +63,14 @@ def check_result(check) -> None:
     where = f"when called with the {', '.join(names)} that `{_name(check.inputs)}` builds"
     got = call_student(check.name, check.function, given, where)
     want = check.reference(*for_reference)
-    _compare_returned(check.name, want, got, "the result")
     expected_leaves, given_leaves = _leaves(for_reference, names), _leaves(given, names)
-    _compare_stored_gradients(check.name, expected_leaves, given_leaves)
-    _compare_gradient_flow(check.name, want, got, expected_leaves, given_leaves, seed)
+    try:
+        _compare_returned(check.name, want, got, "the result")
+        _compare_stored_gradients(check.name, expected_leaves, given_leaves)
+        _compare_gradient_flow(check.name, want, got, expected_leaves, given_leaves, seed)
+    except FailedCheckError as failure:
+        # Which builder made the arguments tells a student whether it was the visible example or not.
+        raise FailedCheckError(f"{failure}\n  {where}") from None
 
 
 def _name(function: Callable) -> str:
@@ -157,8 +171,9 @@ def _compare_gradient_flow(name: str, want, got, expected_leaves, given_leaves, 
     if not all(g.requires_grad for _, g in pairs):
         raise FailedCheckError(
             f"The result of {name} does not require grad, so no gradient can flow back from it to "
-            f"{targets}. Likely cause: a gradient computed without create_graph=True is a constant; "
-            "pass create_graph=True so that autograd records it and can differentiate it again."
+            f"{targets}. Likely cause: it was computed without create_graph=True, or taken out of the graph "
+            "afterwards (.detach(), .data, .item(), torch.no_grad()). With create_graph=True autograd "
+            "records the gradient, so it can be differentiated again."
         )
     gen = torch.Generator().manual_seed(seed + 1)
     cotangents = _samples.like([w for w, _ in pairs], gen)

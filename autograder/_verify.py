@@ -15,7 +15,7 @@ import torch
 
 from autograder import _diagnose, _integrity, _samples
 from autograder._compare import is_zero, mismatch
-from autograder._result import call_student, check_result
+from autograder._result import call_student, check_result, known_error_hint
 from autograder._verdict import FailedCheckError, Verdict
 
 # The course's reference implementations: an answer must not borrow them.
@@ -67,7 +67,7 @@ def run(payload: bytes) -> Verdict:
 def _uses_reference_message() -> str:
     return (
         "Your answer uses the course's reference implementation (the `solutions` package) instead of "
-        "writing its own. Write the Function yourself; this check gives no credit."
+        "writing its own. Write it yourself; this check gives no credit."
     )
 
 
@@ -118,7 +118,7 @@ def _backward(check: Check, outputs, inputs, grad_outs, names: list[str], create
     except Exception as error:  # noqa: BLE001 - as in _call
         raise FailedCheckError(
             f"The backward of {check.name} raised {type(error).__name__}: {error}\n"
-            f"  on {_samples.describe(names, inputs)}"
+            f"  on {_samples.describe(names, inputs)}{known_error_hint(error)}"
         ) from None
 
 
@@ -158,13 +158,22 @@ def _agrees_with_finite_differences(check: Check, gradcheck: Callable, what: str
     outputs = _call(check, inputs, names)
     expected = _outputs(check.reference(*inputs))
     forward_is_wrong = any(mismatch(e, o, [], []) for e, o in zip(expected, outputs, strict=True))
-    cause = (
-        "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
-        "derivatives, which are not the derivatives of your forward."
-        if forward_is_wrong
-        else "They matched the reference on the sample inputs: does your Function behave differently "
-        "from one call to the next?"
-    )
+    if forward_is_wrong:
+        cause = (
+            "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
+            "derivatives, which are not the derivatives of your forward."
+        )
+    elif _diagnose.changes_outputs_in_backward(outputs, inputs):
+        cause = (
+            "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
+            "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
+            "gradient into a new tensor."
+        )
+    else:
+        cause = (
+            "They matched the reference on the sample inputs: does your Function behave differently "
+            "from one call to the next?"
+        )
     raise FailedCheckError(
         f"{gradcheck.__name__} fails for {check.name} on {_samples.describe(names, inputs)}: its "
         f"{what} disagree with finite differences of its forward.\n{cause}"
@@ -182,6 +191,11 @@ def check_forward(check: Check) -> None:
                 )
 
 
+def _incoming(names: list[str]) -> str:
+    """What messages call the gradient a check feeds to backward; renamed when an input bears the name."""
+    return "grad_out" if "grad_out" not in names else "gradient fed to backward"
+
+
 def check_first_derivative(check: Check) -> None:
     for gen, names, inputs, outputs, expected in _cases(check):
         grad_outs = _samples.like(expected, gen)
@@ -197,13 +211,16 @@ def check_first_derivative(check: Check) -> None:
             if problem:
                 raise FailedCheckError(
                     f"First derivative with respect to {name} is wrong: {check.name} on "
-                    f"{_samples.describe(names, inputs)}, with a random grad_out: {problem}.\n"
-                    + _first_derivative_cause(check, outputs, expected, inputs, w, g, grad_outs)
+                    f"{_samples.describe(names, inputs)}, with a random {_incoming(names)}: {problem}.\n"
+                    + _first_derivative_cause(
+                        check, outputs, expected, inputs, w, g, grad_outs, names, (want, got)
+                    )
                 )
     _agrees_with_finite_differences(check, torch.autograd.gradcheck, "first derivatives")
 
 
-def _first_derivative_cause(check, outputs, expected, inputs, want, got, grad_outs) -> str:
+def _first_derivative_cause(check, outputs, expected, inputs, want, got, grad_outs, names, all_grads) -> str:
+    """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if any(mismatch(e, o, [], []) for e, o in zip(expected, outputs, strict=True)):
         consistent = _quietly(torch.autograd.gradcheck, check.function, inputs)
         return "Likely cause: forward itself is wrong (see the forward check); fix it first. " + (
@@ -211,7 +228,9 @@ def _first_derivative_cause(check, outputs, expected, inputs, want, got, grad_ou
             if consistent
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
-    if len(outputs) == 1 and (hint := _diagnose.ignores_grad_out(want, got, grad_outs[0])):
+    if len(outputs) == 1 and (hint := _diagnose.ignores_grad_out(want, got, grad_outs[0], _incoming(names))):
+        return hint
+    if hint := _diagnose.swapped_gradients(all_grads[1], all_grads[0], names):
         return hint
     if len(outputs) > 1 and (hint := _diagnose.ignored_extra_outputs(outputs[0], inputs)):
         return hint
@@ -234,15 +253,26 @@ def check_second_derivative(check: Check) -> None:
             raise FailedCheckError(_cut_message(where, names[-1], "does not require grad", outputs[0]))
         grad_grads = _samples.like(want, gen)
         variables = (*inputs, *grad_outs)
-        # The gradient the check feeds to backward; renamed when an input already bears the name.
-        incoming = "grad_out" if "grad_out" not in names else "the gradient fed to backward"
+        incoming = _incoming(names)
+        if incoming != "grad_out":
+            incoming = f"the {incoming}"
         labels = [*names, *(f"{incoming}{_output_label(i, len(expected))}" for i in range(len(expected)))]
-        got2 = torch.autograd.grad(
-            [g for g in got if g.requires_grad],
-            variables,
-            [u for g, u in zip(got, grad_grads, strict=True) if g.requires_grad],
-            allow_unused=True,
-        )
+        try:
+            got2 = torch.autograd.grad(
+                [g for g in got if g.requires_grad],
+                variables,
+                [u for g, u in zip(got, grad_grads, strict=True) if g.requires_grad],
+                allow_unused=True,
+            )
+        except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
+            hint = known_error_hint(error) or (
+                "\nLikely cause: the backward of a Function that backward calls returns the wrong "
+                "number or shape of gradients: one per input of its forward, in order."
+            )
+            raise FailedCheckError(
+                f"Second derivative: differentiating the gradient of {where} raised "
+                f"{type(error).__name__}: {error}{hint}"
+            ) from None
         want2 = torch.autograd.grad(want, variables, grad_grads, allow_unused=True)
         for label, variable, w, g in zip(labels, variables, want2, got2, strict=True):
             w = torch.zeros_like(variable) if w is None else w
@@ -255,6 +285,12 @@ def check_second_derivative(check: Check) -> None:
             extras_hint = _diagnose.ignored_extra_outputs(outputs[0], inputs)
             if label in names and is_zero(g) and not extras_hint:
                 raise FailedCheckError(_cut_message(where, label, f"does not depend on {label}", outputs[0]))
+            if label not in names and is_zero(g) and not extras_hint:
+                extras_hint = (
+                    f"Likely cause: the gradient with respect to {label} is lost. If backward calls a "
+                    "second Function, that Function's backward must return a gradient for the incoming "
+                    "gradient it was given too, not None or zero."
+                )
             hint = extras_hint or (
                 "Likely cause: backward's result is not built from torch operations on the saved "
                 "tensors and grad_out, or its formula is wrong."

@@ -25,3 +25,18 @@ def make_input(x: float = 4.0) -> torch.Tensor:
     """A batch of one sample with one feature, the shape nn.Linear(1, 1) expects."""
     # float32, nn.Linear's default: every value the lesson checks is a small integer, exact in float32.
     return torch.tensor([[x]])
+
+
+# Builders for check_result: test cells import them, so that the arguments are made where an answer
+# cannot redefine them.
+
+
+def lesson_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
+    """Lesson 00's TinyNet (w1 = 3, w2 = 2, b2 = 6) and x = 4, in float64; visible tests ignore `gen`."""
+    return TinyNet().double(), make_input().double()
+
+
+def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
+    """A TinyNet with random weights and a random input, all drawn from `gen`, in float64."""
+    w1, w2, b2, x = torch.randn(4, generator=gen, dtype=torch.float64).tolist()
+    return TinyNet(w1, w2, b2).double(), make_input(x).double()

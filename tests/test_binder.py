@@ -20,7 +20,16 @@ import pytest
 from grading_pipeline import solution_answers, submission
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
-from notebook_runs import PNG, SVG, errors, execute, record_peaks, rendered, unexplained_errors
+from notebook_runs import (
+    PNG,
+    SVG,
+    errors,
+    execute,
+    record_peaks,
+    rendered,
+    unexplained_errors,
+    wrote_to_stderr,
+)
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -174,6 +183,7 @@ def test_binder_runs_the_release_failing_only_in_the_unanswered_exercises(
     assert unexplained_errors(notebook) == {}
     assert rendered(notebook, SVG) >= 1
     assert rendered(notebook, PNG) >= 1
+    assert not wrote_to_stderr(notebook), "a cell wrote to stderr"
     assert _report_memory(record_property, peaks) < KERNEL_MEMORY_BUDGET_MIB
 
 
@@ -184,4 +194,5 @@ def test_binder_runs_the_solved_lesson_without_an_error(lesson, binder_python, t
     assert errors(notebook) == {}
     assert rendered(notebook, SVG) >= 1
     assert rendered(notebook, PNG) >= 1
+    assert not wrote_to_stderr(notebook), "a cell wrote to stderr"
     assert _report_memory(record_property, peaks) < KERNEL_MEMORY_BUDGET_MIB

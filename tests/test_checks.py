@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 
 import cloudpickle
 import pytest
@@ -230,6 +231,89 @@ class ScaledCubeWrongGradX(ScaledCube):
     def backward(ctx, grad):
         grad_out, x = ctx.saved_tensors
         return grad * 3 * x**2, grad * grad_out * 3 * x
+
+
+class ScaledCubeSwapped(ScaledCube):
+    """Both gradients right, returned in the wrong order."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * grad_out * 6 * x, grad * 3 * x**2
+
+
+class ScaledCubeIgnoresGrad(ScaledCube):
+    """Returns the local derivatives, never multiplying by the gradient its backward receives."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return 3 * x**2, grad_out * 6 * x
+
+
+class ScaledCubeDropsGradOut(ScaledCube):
+    """The gradient for its input grad_out is None: a Cube built on it loses that path."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return None, grad * grad_out * 6 * x
+
+
+class ScaledCubeOneGradient(ScaledCube):
+    """Returns one gradient for its two inputs: autograd refuses it in the double backward."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * grad_out * 6 * x
+
+
+def cube_through(second: type[Function]) -> Callable:
+    """x**3 as a Function whose backward calls `second` (a ScaledCube variant) for grad_out * 3x**2."""
+
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (x,) = ctx.saved_tensors
+            return second.apply(grad_out, x)
+
+    return Cube.apply
+
+
+class ExpSavesADetachedCopy(Function):
+    """exp(x) saving a detached copy of its output: backward's result has no history."""
+
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result.detach())
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return grad_out * result
+
+
+class ExpChangesItsOutputInBackward(Function):
+    """exp(x) whose backward multiplies the saved output in place."""
+
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return result.mul_(grad_out)
 
 
 def sqrt_squared(x):
@@ -491,7 +575,7 @@ def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, c
         pytest.param(
             SinhBad.apply,
             sinh,
-            "forward kept ctx.expnegx, ctx.expx as a plain attribute",
+            "forward kept ctx.expnegx, ctx.expx as plain attributes",
             id="intermediates_on_ctx",
         ),
     ],
@@ -607,6 +691,46 @@ def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_reference
         "First derivative with respect to x is wrong: ScaledCubeWrongGradX on grad_out, x of shape ()"
     )
     assert "Likely cause: the derivative formula in backward is wrong" in message
+
+
+def test_gradients_returned_in_the_wrong_order_are_named_as_swapped():
+    message = failure(check_first_derivative, ScaledCubeSwapped.apply, scaled_cube)
+    assert message.startswith("First derivative with respect to grad_out is wrong")
+    assert "Likely cause: backward returns the gradient for x in the place of grad_out." in message
+
+
+def test_input_called_grad_out_is_not_blamed_for_the_gradient_backward_ignores():
+    message = failure(check_first_derivative, ScaledCubeIgnoresGrad.apply, scaled_cube)
+    assert "with a random gradient fed to backward:" in message
+    assert "without multiplying by gradient fed to backward (backward's argument after ctx)" in message
+
+
+def test_second_function_dropping_the_incoming_gradient_is_named():
+    message = failure(check_second_derivative, cube_through(ScaledCubeDropsGradOut), lambda x: x**3)
+    assert message.startswith("Second derivative with respect to grad_out is wrong")
+    assert "must return a gradient for the incoming gradient it was given too, not None" in message
+
+
+def test_second_function_returning_too_few_gradients_is_reported_not_crashed():
+    message = failure(check_second_derivative, cube_through(ScaledCubeOneGradient), lambda x: x**3)
+    assert message.startswith("Second derivative: differentiating the gradient of Cube on x of shape ()")
+    assert "returned an incorrect number of gradients" in message
+    assert "one per input of its forward, in order" in message
+
+
+def test_saving_a_detached_copy_is_named_as_the_cut():
+    message = failure(check_second_derivative, ExpSavesADetachedCopy.apply, lambda x: torch.exp(x))
+    assert message.startswith("Second derivative: the gradient is cut off from the graph.")
+    assert "Likely cause: forward saved a tensor with no history" in message
+
+
+def test_changing_the_saved_output_in_place_in_backward_is_named_by_both_derivative_checks():
+    first = failure(check_first_derivative, ExpChangesItsOutputInBackward.apply, lambda x: torch.exp(x))
+    assert first.startswith("gradcheck fails for ExpChangesItsOutputInBackward")
+    assert "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out))" in first
+    second = failure(check_second_derivative, ExpChangesItsOutputInBackward.apply, lambda x: torch.exp(x))
+    assert "modified by an inplace operation" in second
+    assert "Likely cause: a tensor autograd saved for backward was changed in place afterwards" in second
 
 
 def test_name_argument_names_the_function_in_messages():
