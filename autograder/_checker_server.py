@@ -26,6 +26,9 @@ def _warm_up() -> None:
     """Run each kind of operation once, so that forked children start with torch's lazy set-up done."""
     x = torch.rand(3, dtype=torch.double, requires_grad=True)
     torch.autograd.gradgradcheck(lambda t: (t**2).exp(), (x,))
+    # The first torch.func call imports torch._dynamo, which wraps torch functions such as
+    # torch.manual_seed; done here, before the integrity snapshot, that is not mistaken for tampering.
+    torch.func.grad(torch.sin)(x[0])
 
 
 def _run_child(request: bytes, reply_fd: int) -> None:

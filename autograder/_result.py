@@ -50,8 +50,13 @@ _ERROR_HINTS = {
         "out += 1, or result.mul_(grad_out) inside backward); compute into a new tensor instead."
     ),
     "does not require grad and does not have a grad_fn": (
-        "\nLikely cause: differentiating a gradient that was computed without create_graph=True: "
-        "such a gradient is a constant with no graph to go back through."
+        "\nLikely cause: what you differentiate has no graph: a gradient computed without "
+        "create_graph=True, a detached tensor, or something built from inputs that do not require grad "
+        "(differentiate a copy that does: x = x.detach().requires_grad_())."
+    ),
+    "One of the differentiated Tensors does not require grad": (
+        "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
+        "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."
     ),
 }
 
@@ -61,9 +66,17 @@ def check_result(check) -> None:
     seed = int(torch.randint(2**62, (), generator=_samples.generator(check.randomized)))
     given, for_reference = _build(check, seed, names), _build(check, seed, names)
     where = f"when called with the {', '.join(names)} that `{_name(check.inputs)}` builds"
+    # Read before the call: an answer that makes an argument require grad must not add a leaf.
+    expected_leaves, given_leaves = _leaves(for_reference, names), _leaves(given, names)
+    flags = [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in given]
     got = call_student(check.name, check.function, given, where)
     want = check.reference(*for_reference)
-    expected_leaves, given_leaves = _leaves(for_reference, names), _leaves(given, names)
+    for name, arg, flag in zip(names, given, flags, strict=True):
+        if isinstance(arg, torch.Tensor) and arg.requires_grad != flag:
+            raise FailedCheckError(
+                f"{check.name} changed {name}.requires_grad from {flag} to {arg.requires_grad}: it "
+                f"modified the caller's tensor. Work on a copy: {name} = {name}.detach().requires_grad_()."
+            )
     try:
         _compare_returned(check.name, want, got, "the result")
         _compare_stored_gradients(check.name, expected_leaves, given_leaves)
@@ -176,7 +189,10 @@ def _compare_gradient_flow(name: str, want, got, expected_leaves, given_leaves, 
             "records the gradient, so it can be differentiated again."
         )
     gen = torch.Generator().manual_seed(seed + 1)
-    cotangents = _samples.like([w for w, _ in pairs], gen)
+    # A scalar result is differentiated as it is, so the numbers match a gradient worked by hand.
+    cotangents = [
+        torch.ones_like(c) if c.numel() == 1 else c for c in _samples.like([w for w, _ in pairs], gen)
+    ]
     wanted = torch.autograd.grad(
         [w for w, _ in pairs], [t for _, t in expected_leaves], cotangents, allow_unused=True
     )
@@ -198,6 +214,9 @@ def _compare_gradient_flow(name: str, want, got, expected_leaves, given_leaves, 
             )
         problem = mismatch(w, torch.zeros_like(leaf) if g is None else g, [], [])
         if problem:
+            weighted = "" if all(w.numel() == 1 for w, _ in pairs) else " (weighted by a random grad_out)"
             raise FailedCheckError(
-                f"The gradient of the result of {name} with respect to {label} is wrong: {problem}."
+                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
+                f"{problem}. Likely cause: part of the result is a constant to autograd: a gradient "
+                "computed without create_graph=True, or a detached tensor, carries no derivative."
             )

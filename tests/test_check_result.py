@@ -136,6 +136,42 @@ def penalty_over_the_whole_batch(critic, points):
     return (grad.norm() - 1) ** 2
 
 
+def penalty_marking_the_callers_points(critic, points):
+    points.requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_differentiating_points_that_do_not_require_grad(critic, points):
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_by_torch_func(critic, points):
+    def score(point):
+        return critic(point).squeeze()
+
+    grads = torch.func.vmap(torch.func.grad(score))(points)
+    return ((grads.norm(dim=1) - 1) ** 2).mean()
+
+
+# A loss that contains a gradient: z = d/dx(x**3 / 3) - 2x + 1 = (x - 1)**2.
+
+
+def point(gen):
+    return (torch.rand((), generator=gen, dtype=torch.float64).requires_grad_(),)
+
+
+def loss_with_gradient(x):
+    (gx,) = torch.autograd.grad(x**3 / 3, x, create_graph=True)
+    return gx - 2 * x + 1
+
+
+def loss_with_a_constant_gradient(x):
+    (gx,) = torch.autograd.grad(x**3 / 3, x)
+    return gx - 2 * x + 1
+
+
 @pytest.mark.parametrize("randomized", [False, True])
 @pytest.mark.parametrize(
     ("function", "inputs"),
@@ -145,10 +181,13 @@ def penalty_over_the_whole_batch(critic, points):
         pytest.param(accumulate, lesson_net, id="fills_grad-visible"),
         pytest.param(accumulate, random_net, id="fills_grad-random"),
         pytest.param(penalty, critic_and_points, id="gradient_flows"),
+        pytest.param(penalty_by_torch_func, critic_and_points, id="torch_func"),
+        pytest.param(loss_with_gradient, point, id="scalar"),
     ],
 )
 def test_right_answer_passes_quietly(function, inputs, randomized, capfd):
-    check_result(function, function, inputs, randomized=randomized)
+    reference = penalty if function is penalty_by_torch_func else function
+    check_result(function, reference, inputs, randomized=randomized)
     assert capfd.readouterr() == ("", "")
 
 
@@ -252,3 +291,30 @@ def test_inputs_must_be_a_builder():
 def test_grading_audit_recognises_check_result_by_the_function_it_checks():
     source = "from autograder import check_result\ncheck_result(hvp, reference, builder, randomized=True)"
     assert checks_called(source) == {("result", "hvp"): 1}
+
+
+def test_answer_that_changes_its_arguments_is_told_to_work_on_a_copy():
+    message = failure(penalty_marking_the_callers_points, penalty, critic_and_points)
+    assert message == (
+        "penalty_marking_the_callers_points changed points.requires_grad from False to True: it modified "
+        "the caller's tensor. Work on a copy: points = points.detach().requires_grad_()."
+    )
+
+
+def test_differentiating_with_respect_to_a_tensor_without_grad_names_the_cure():
+    message = failure(penalty_differentiating_points_that_do_not_require_grad, penalty, critic_and_points)
+    assert "One of the differentiated Tensors does not require grad" in message
+    assert "differentiate with respect to a copy that does: x = x.detach().requires_grad_()" in message
+
+
+def test_a_constant_gradient_inside_a_loss_gives_the_hand_worked_gradient_and_the_cause():
+    message = failure(
+        loss_with_a_constant_gradient,
+        loss_with_gradient,
+        lambda gen: (torch.tensor(0.25, dtype=torch.float64, requires_grad=True),),
+    )
+    # d/dx (x - 1)**2 = -1.5 at x = 0.25; with x**2 taken as a constant only -2 is left.
+    assert message.startswith(
+        "The gradient of the result of loss_with_a_constant_gradient with respect to x is wrong: "
+        "expected -1.5, got -2. Likely cause: part of the result is a constant to autograd"
+    )
