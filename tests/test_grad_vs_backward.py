@@ -1,4 +1,5 @@
-"""Lesson 00_grad_vs_backward: the reference TinyNet, pinned to the numbers the lesson quotes in float32."""
+"""Lesson 00_grad_vs_backward: TinyNet pinned to the numbers the lesson quotes (float32), and the
+exercises' references checked against closed forms in float64, on the lesson's weights and random ones."""
 
 from collections.abc import Callable
 
@@ -7,6 +8,7 @@ import torch
 from torch import autograd
 
 from autograder.models import TinyNet, make_input
+from solutions.grad_vs_backward import accumulate_both, derivatives_at, hidden_gradient
 
 SECOND_TIME = "Trying to backward through the graph a second time"
 
@@ -110,3 +112,99 @@ def test_backward_through_gradient_frees_the_shared_graph(net: TinyNet, x: torch
     f.backward()
     with pytest.raises(RuntimeError, match=SECOND_TIME):
         y.backward()
+
+
+def test_autograd_grad_keeps_the_forward_graph_only_when_asked(net: TinyNet, x: torch.Tensor) -> None:
+    hidden, y = net(x)
+    # retain_graph defaults to create_graph; without it f's graph points at freed saved tensors.
+    (f,) = autograd.grad(y, hidden, create_graph=True, retain_graph=False)
+    with pytest.raises(RuntimeError, match=SECOND_TIME):
+        f.backward()
+
+
+def _nodes(root: torch.autograd.graph.Node | None) -> set[torch.autograd.graph.Node]:
+    seen, pending = set(), [root]
+    while pending:
+        node = pending.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            pending.extend(child for child, _ in node.next_functions)
+    return seen
+
+
+def test_a_recorded_gradient_is_built_on_the_forward_nodes(net: TinyNet, x: torch.Tensor) -> None:
+    hidden, y = net(x)
+    (constant,) = autograd.grad(y, hidden, retain_graph=True)
+    assert constant.grad_fn is None
+    (f,) = autograd.grad(y, hidden, create_graph=True)
+    below_y = y.grad_fn.next_functions[0][0]  # linear2's node, which saved l and w2
+    assert below_y.name() == "AddmmBackward0"
+    assert {below_y, hidden.grad_fn} <= _nodes(f.grad_fn)
+    assert y.grad_fn not in _nodes(f.grad_fn)
+
+
+# The exercises' references, in float64: on the lesson's network, and on random ones.
+def _random_weights(seed: int) -> tuple[float, ...]:
+    return tuple(torch.randn(4, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).tolist())
+
+
+WEIGHTS = [pytest.param((3.0, 2.0, 6.0, 4.0), id="lesson")] + [
+    pytest.param(_random_weights(seed), id=f"random{seed}") for seed in range(4)
+]
+
+
+class ClosedForms:
+    """TinyNet's derivatives by hand, from the float64 values the network really holds."""
+
+    def __init__(self, net: TinyNet, x: torch.Tensor) -> None:
+        w1, w2, b2 = (p.detach().item() for p in net.parameters())
+        self.x = x.item()
+        self.hidden = w1 * self.x
+        self.u = w2 * self.hidden + b2  # the value inside the square
+        self.w2 = w2
+        self.dy_dl = 2 * self.u * w2
+        self.dy = (2 * self.u * w2 * self.x, 2 * self.u * self.hidden, 2 * self.u)
+        self.d2y_dw1 = 2 * (w2 * self.x) ** 2
+        # f = dy/dl = 2·u·w2, differentiated by w1, w2 and b2.
+        self.df = (2 * w2**2 * self.x, 2 * self.hidden * w2 + 2 * self.u, 2 * w2)
+
+
+@pytest.fixture(params=WEIGHTS)
+def case(request: pytest.FixtureRequest) -> tuple[TinyNet, torch.Tensor, ClosedForms]:
+    w1, w2, b2, x0 = request.param
+    net, x = TinyNet(w1, w2, b2).double(), make_input(x0).double()
+    return net, x, ClosedForms(net, x)
+
+
+def _close(tensor: torch.Tensor, value: float) -> None:
+    assert tensor.dtype == torch.float64
+    torch.testing.assert_close(tensor.detach(), torch.full_like(tensor, value).detach())
+
+
+def test_hidden_gradient_is_a_differentiable_dy_dl(case) -> None:
+    net, x, by_hand = case
+    f = hidden_gradient(net, x)
+    assert f.shape == (1, 1)
+    _close(f, by_hand.dy_dl)
+    assert leaf_grads(net) == (None, None, None)
+    for got, want in zip(autograd.grad(f, list(net.parameters())), by_hand.df, strict=True):
+        _close(got, want)
+
+
+def test_derivatives_at_gives_first_and_second_derivative(case) -> None:
+    net, x, by_hand = case
+    first, second = derivatives_at(net, x)
+    assert first.shape == second.shape == net.linear1.weight.shape
+    _close(first, by_hand.dy[0])
+    _close(second, by_hand.d2y_dw1)
+    assert leaf_grads(net) == (None, None, None)
+
+
+def test_accumulate_both_adds_the_gradients_of_y_and_f(case) -> None:
+    net, x, by_hand = case
+    assert accumulate_both(net, x) is None
+    for parameter, dy, df in zip(net.parameters(), by_hand.dy, by_hand.df, strict=True):
+        _close(parameter.grad, dy + df)
+    accumulate_both(net, x)  # a second call adds the same again
+    for parameter, dy, df in zip(net.parameters(), by_hand.dy, by_hand.df, strict=True):
+        _close(parameter.grad, 2 * (dy + df))

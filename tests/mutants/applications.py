@@ -1,0 +1,109 @@
+"""Lesson 05: mistakes in hvp, gradient_penalty and loss_with_gradient."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "05_applications"
+
+_HVP_VALUE = "hvp_value"
+_HVP_ONCE = "hvp_without_hessian"
+_HVP_ALL = frozenset({_HVP_VALUE, _HVP_ONCE})
+_PENALTY_VALUE = "gradient_penalty_value"
+_PENALTY_REACHES = "gradient_penalty_reaches_critic"
+_PENALTY_ALL = frozenset({_PENALTY_VALUE, _PENALTY_REACHES})
+_LOSS = frozenset({"loss_with_gradient_flows"})
+
+_HVP_LEAF = "    x = x.detach().requires_grad_()\n"
+_HVP_FIRST = "(grad_x,) = torch.autograd.grad(f(x), x, create_graph=True)"
+_HVP_SECOND = "(product,) = torch.autograd.grad(grad_x, x, grad_outputs=v)"
+_PENALTY_LEAF = "points = points.detach().requires_grad_()"
+_PENALTY_GRADIENTS = "(gradients,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)"
+_PENALTY_RETURN = "return ((gradients.norm(dim=1) - 1) ** 2).mean()"
+_LOSS_SLOPE = "(slope,) = torch.autograd.grad(x**3 / 3, x, create_graph=True)"
+
+
+def _hvp(name: str, loses: frozenset[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(name=name, loses=loses, cell="hvp", edits=edits, answer=answer)
+
+
+def _penalty(name: str, loses: frozenset[str], *edits: tuple[str, str]) -> Mutant:
+    return Mutant(name=name, loses=loses, cell="gradient_penalty", edits=edits)
+
+
+def _loss(name: str, *edits: tuple[str, str]) -> Mutant:
+    return Mutant(name=name, loses=_LOSS, cell="loss_with_gradient", edits=edits)
+
+
+MUTANTS = [
+    _hvp(
+        "hvp_without_create_graph",
+        _HVP_ALL,
+        (_HVP_FIRST, "(grad_x,) = torch.autograd.grad(f(x), x)"),
+    ),
+    _hvp(
+        "hvp_builds_the_hessian_row_by_row",
+        frozenset({_HVP_ONCE}),
+        (
+            _HVP_SECOND,
+            "rows = [torch.autograd.grad(g, x, retain_graph=True)[0] for g in grad_x]\n"
+            "    product = torch.stack(rows) @ v",
+        ),
+    ),
+    _hvp(
+        "hvp_uses_torch_hessian",
+        frozenset({_HVP_ONCE}),
+        (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
+    ),
+    _hvp("hvp_returns_the_gradient", _HVP_ALL, ("return product", "return grad_x")),
+    _hvp(
+        "hvp_detaches_the_first_gradient",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x.detach(), x, grad_outputs=v)"),
+    ),
+    _hvp("hvp_differentiates_the_callers_x", _HVP_ALL, (_HVP_LEAF, "")),
+    _hvp(
+        "patches_the_checks",
+        _HVP_ALL,
+        ("def hvp", patch_the_checks("def hvp")),
+        ("return product", "return grad_x"),
+    ),
+    _hvp("imports_the_reference", _HVP_ALL, answer="from solutions.applications import hvp  # noqa"),
+    _penalty(
+        "penalty_without_create_graph",
+        frozenset({_PENALTY_REACHES}),
+        (_PENALTY_GRADIENTS, "(gradients,) = torch.autograd.grad(critic(points).sum(), points)"),
+    ),
+    _penalty(
+        "penalty_norm_over_the_whole_batch",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.norm() - 1) ** 2).mean()"),
+    ),
+    _penalty(
+        "penalty_without_minus_one",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return (gradients.norm(dim=1) ** 2).mean()"),
+    ),
+    _penalty(
+        "penalty_without_the_square",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return (gradients.norm(dim=1) - 1).mean()"),
+    ),
+    _penalty(
+        "penalty_sums_over_the_batch",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.norm(dim=1) - 1) ** 2).sum()"),
+    ),
+    _penalty("penalty_points_without_grad", _PENALTY_ALL, (_PENALTY_LEAF, "points = points.detach()")),
+    _penalty("penalty_marks_the_callers_points", _PENALTY_ALL, (_PENALTY_LEAF, "points.requires_grad_()")),
+    _penalty(
+        "penalty_fills_the_critics_grad",
+        _PENALTY_ALL,
+        (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
+    ),
+    _loss("loss_without_create_graph", (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3 / 3, x)")),
+    _loss(
+        "loss_fills_x_grad",
+        (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),
+    ),
+]

@@ -1,0 +1,93 @@
+"""Lesson 00: mistakes in hidden_gradient, derivatives_at and accumulate_both."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "00_grad_vs_backward"
+
+_HIDDEN = "hidden_gradient_differentiable"
+_DERIVATIVES = "derivatives_at_values"
+_ACCUMULATE = "accumulate_both_grads"
+
+_GRAD_OF_HIDDEN = "(f,) = torch.autograd.grad(y, hidden, create_graph=True)"
+_FIRST = "(first,) = torch.autograd.grad(y, w1, create_graph=True)"
+_BOTH_BACKWARDS = "f.backward(retain_graph=True)\n    y.backward()"
+_F_BACKWARD = "f.backward(retain_graph=True)"
+
+
+def _hidden(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(name=name, loses=frozenset({_HIDDEN}), cell="hidden_gradient", edits=edits, answer=answer)
+
+
+def _derivatives(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(
+        name=name, loses=frozenset({_DERIVATIVES}), cell="derivatives_at", edits=edits, answer=answer
+    )
+
+
+def _accumulate(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(
+        name=name, loses=frozenset({_ACCUMULATE}), cell="accumulate_both", edits=edits, answer=answer
+    )
+
+
+MUTANTS = [
+    # hidden_gradient: the gradient must come back recorded, as a tensor, with .grad untouched.
+    _hidden(
+        "hidden_backward_instead_of_grad",
+        (_GRAD_OF_HIDDEN, "hidden.retain_grad()\n    y.backward(create_graph=True)"),
+        ("return f", "return hidden.grad"),
+    ),
+    _hidden("hidden_forgets_create_graph", (", create_graph=True", "")),
+    _hidden("hidden_detaches_result", ("return f", "return f.detach()")),
+    _hidden("hidden_returns_item", ("return f", "return f.item()")),
+    _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
+    # derivatives_at: autograd.grad twice, the first recorded.
+    _derivatives(
+        "derivatives_backward_instead_of_grad", (_FIRST, "y.backward(create_graph=True)\n    first = w1.grad")
+    ),
+    _derivatives("derivatives_forget_create_graph", (", create_graph=True", "")),
+    _derivatives("derivatives_return_items", ("return first, second", "return first.item(), second.item()")),
+    _derivatives(
+        "derivatives_hard_code_the_lesson_numbers",
+        answer='''def derivatives_at(net, x):
+    """The numbers of the lesson's network, whatever the network."""
+    return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)''',
+    ),
+    # accumulate_both: one shared graph kept for the second backward, and .grad left to add up.
+    _accumulate("accumulate_forgets_retain_graph", (_F_BACKWARD, "f.backward()")),
+    _accumulate("accumulate_forgets_create_graph", (", create_graph=True", "")),
+    _accumulate("accumulate_zeroes_between", (_F_BACKWARD, f"{_F_BACKWARD}\n    net.zero_grad()")),
+    _accumulate(
+        "accumulate_backward_on_y_twice", (_F_BACKWARD, f"y.backward(retain_graph=True)\n    {_F_BACKWARD}")
+    ),
+    _accumulate(
+        "accumulate_adds_by_hand",
+        (
+            _BOTH_BACKWARDS,
+            f"{_F_BACKWARD}\n"
+            "    from_f = [p.grad.clone() for p in net.parameters()]\n"
+            "    y.backward()\n"
+            "    for p, g in zip(net.parameters(), from_f):\n"
+            "        p.grad += g",
+        ),
+    ),
+    _accumulate(
+        "accumulate_with_autograd_grad",
+        (_BOTH_BACKWARDS, "torch.autograd.grad(f + y, list(net.parameters()))"),
+    ),
+    _accumulate(
+        "accumulate_hard_codes_the_lesson_numbers",
+        answer='''def accumulate_both(net, x):
+    """The .grad of the lesson's network, whatever the network."""
+    net.linear1.weight.grad = torch.tensor([[512.0]], dtype=torch.float64)
+    net.linear2.weight.grad = torch.tensor([[828.0]], dtype=torch.float64)
+    net.linear2.bias.grad = torch.tensor([64.0], dtype=torch.float64)''',
+    ),
+    _accumulate(
+        "patches_the_checks",
+        ("def accumulate_both", patch_the_checks("def accumulate_both")),
+        (f"{_F_BACKWARD}\n    ", ""),
+    ),
+]

@@ -1,0 +1,91 @@
+"""Lesson 03: mistakes in Sinh and its wrapper sinh."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "03_saving_intermediates"
+
+_APPLY_FORWARD = "sinh_apply_forward"
+_APPLY_FIRST = "sinh_apply_first_derivative"
+_APPLY_SECOND = "sinh_apply_second_derivative"
+_SINH_FORWARD = "sinh_forward"
+_SINH_FIRST = "sinh_first_derivative"
+_SINH_SECOND = "sinh_second_derivative"
+_APPLY_ALL = {_APPLY_FORWARD, _APPLY_FIRST, _APPLY_SECOND}
+_SINH_ALL = {_SINH_FORWARD, _SINH_FIRST, _SINH_SECOND}
+
+_SAVE = "ctx.save_for_backward(expx, expnegx)"
+_FORWARD_RETURN = "return (expx - expnegx) / 2, expx, expnegx"
+_BACKWARD_SIGNATURE = "def backward(ctx, grad_out, grad_expx, grad_expnegx):"
+_UNPACK = "expx, expnegx = ctx.saved_tensors"
+_BACKWARD_RETURN = "return grad_out * (expx + expnegx) / 2 + grad_expx * expx - grad_expnegx * expnegx"
+_COSH_TERM = "grad_out * (expx + expnegx) / 2"
+_WRAPPER_RETURN = "return Sinh.apply(x)[0]"
+
+
+def _sinh(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(name=name, loses=frozenset(loses), cell="sinh", edits=edits, answer=answer)
+
+
+MUTANTS = [
+    # SinhBad: intermediates kept as ctx attributes, one output; the wrapper returns that output.
+    _sinh(
+        "intermediates_on_ctx",
+        _APPLY_ALL | {_SINH_SECOND},
+        (_SAVE, "ctx.expx = expx\n        ctx.expnegx = expnegx"),
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2"),
+        (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out):"),
+        (_UNPACK, "expx, expnegx = ctx.expx, ctx.expnegx"),
+        (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
+        (_WRAPPER_RETURN, "return Sinh.apply(x)"),
+    ),
+    # Saved with save_for_backward, but not returned: still intermediates without history.
+    _sinh(
+        "intermediates_saved_not_returned",
+        _APPLY_ALL | {_SINH_SECOND},
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2"),
+        (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out):"),
+        (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
+        (_WRAPPER_RETURN, "return Sinh.apply(x)"),
+    ),
+    _sinh(
+        "drops_extra_output_gradients",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
+    ),
+    _sinh(
+        "drops_grad_expnegx",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expx"),
+    ),
+    _sinh(
+        "wrong_sign_on_exp_neg_x",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expx + grad_expnegx * expnegx"),
+    ),
+    _sinh("wrapper_returns_the_tuple", _SINH_ALL, (_WRAPPER_RETURN, "return Sinh.apply(x)")),
+    _sinh(
+        "detaches_saved_tensors_in_backward",
+        {_APPLY_SECOND, _SINH_SECOND},
+        (_UNPACK, "expx, expnegx = (t.detach() for t in ctx.saved_tensors)"),
+    ),
+    # The outputs are new tensors, so the saved ones are untracked intermediates again.
+    _sinh(
+        "returns_detached_extra_outputs",
+        {_APPLY_SECOND, _SINH_SECOND},
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2, expx.detach(), expnegx.detach()"),
+    ),
+    _sinh(
+        "patches_the_checks",
+        _APPLY_ALL | _SINH_ALL,
+        ("class Sinh", patch_the_checks("class Sinh")),
+        (_FORWARD_RETURN, "return (expx + expnegx) / 2, expx, expnegx"),
+        (_COSH_TERM, "grad_out * (expx - expnegx) / 2"),
+    ),
+    _sinh(
+        "imports_the_reference",
+        _APPLY_ALL | _SINH_ALL,
+        answer="from solutions.saving_intermediates import Sinh, sinh  # noqa",
+    ),
+]

@@ -1,0 +1,70 @@
+"""Lesson 02: mistakes in Exp."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "02_saving_outputs"
+
+_EXP_FORWARD = "exp_forward"
+_EXP_FIRST = "exp_first_derivative"
+_EXP_SECOND = "exp_second_derivative"
+_EXP_ALL = frozenset({_EXP_FORWARD, _EXP_FIRST, _EXP_SECOND})
+_SAVE = "ctx.save_for_backward(result)"
+_LOAD = "(result,) = ctx.saved_tensors"
+_EXP_BACKWARD = "return grad_out * result"
+_EXP_FORWARD_RETURN = "return result\n"
+
+
+def _exp(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
+    return Mutant(name=name, loses=frozenset(loses), cell="exp", edits=edits, answer=answer)
+
+
+MUTANTS = [
+    # Right derivatives, since ctx.result is the output itself; only the forward test's hook sees it.
+    _exp(
+        "output_kept_on_ctx", {_EXP_FORWARD}, (_SAVE, "ctx.result = result"), (_LOAD, "result = ctx.result")
+    ),
+    _exp("output_detached_when_saved", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(result.detach())")),
+    _exp("copy_of_output_saved", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(result.clone())")),
+    _exp("exp_recomputed_in_forward", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(torch.exp(x))")),
+    _exp("detach_in_backward", {_EXP_SECOND}, (_EXP_BACKWARD, "return grad_out * result.detach()")),
+    _exp(
+        "recomputed_under_no_grad",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_SAVE, "ctx.save_for_backward(x)"),
+        (_LOAD, "(x,) = ctx.saved_tensors"),
+        (_EXP_BACKWARD, "with torch.no_grad():\n            return grad_out * torch.exp(x)"),
+    ),
+    _exp(
+        "input_saved_with_the_output_formula",
+        _EXP_ALL,
+        (_SAVE, "ctx.save_for_backward(x)"),
+        (_LOAD, "(x,) = ctx.saved_tensors"),
+        (_EXP_BACKWARD, "return grad_out * x"),
+    ),
+    _exp(
+        "output_treated_as_input",
+        {_EXP_FIRST, _EXP_SECOND},
+        (_EXP_BACKWARD, "return grad_out * torch.exp(result)"),
+    ),
+    _exp("ignores_grad_out", {_EXP_FIRST, _EXP_SECOND}, (_EXP_BACKWARD, "return result")),
+    _exp(
+        "output_changed_in_place_in_backward",
+        {_EXP_FIRST, _EXP_SECOND},
+        (_EXP_BACKWARD, "return result.mul_(grad_out)"),
+    ),
+    _exp(
+        "patches_the_checks",
+        _EXP_ALL,
+        ("class Exp", patch_the_checks("class Exp")),
+        ("torch.exp(x)", "torch.exp(2 * x)"),
+        (_EXP_BACKWARD, "return 2 * grad_out * result"),
+    ),
+    _exp(
+        "patches_torch_while_checked",
+        _EXP_ALL,
+        (_EXP_FORWARD_RETURN, "torch.isclose = lambda a, b, **kwargs: a == a\n        return result + 1\n"),
+    ),
+    _exp("imports_the_reference", _EXP_ALL, answer="from solutions.saving_outputs import Exp  # noqa"),
+]

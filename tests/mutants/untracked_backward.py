@@ -1,0 +1,80 @@
+"""Lesson 04: mistakes in CubeBackward (the double backward) and in Cube (which must call it)."""
+
+from grading_pipeline import Mutant
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "04_untracked_backward"
+
+_BACKWARD_FORWARD = "cubebackward_forward"
+_BACKWARD_FIRST = "cubebackward_first_derivative"
+_CUBE_FORWARD = "cube_forward"
+_CUBE_FIRST = "cube_first_derivative"
+_CUBE_SECOND = "cube_second_derivative"
+_CUBE_ALL = frozenset({_CUBE_FORWARD, _CUBE_FIRST, _CUBE_SECOND})
+# A wrong double backward: CubeBackward's own derivative, and so Cube's second derivative.
+_DOUBLE_BACKWARD = frozenset({_BACKWARD_FIRST, _CUBE_SECOND})
+
+_SAVE_BOTH = "ctx.save_for_backward(grad_out, x)"
+_LOAD_BOTH = "grad_out, x = ctx.saved_tensors"
+_GRAD_GRAD_OUT = "grad_grad_x * 3 * x**2"
+_GRAD_X = "grad_grad_x * grad_out * 6 * x"
+_BACKWARD_RETURN = f"return {_GRAD_GRAD_OUT}, {_GRAD_X}"
+_KERNEL_CALL = "return through_numpy(cube_backward, grad_out, x)"
+_CUBE_RETURN = "return CubeBackward.apply(grad_out, x)"
+
+
+def _cube_backward(
+    name: str, loses: set[str] | frozenset[str], *edits: tuple[str, str], answer: str | None = None
+) -> Mutant:
+    return Mutant(name=name, loses=frozenset(loses), cell="cubebackward", edits=edits, answer=answer)
+
+
+def _cube(
+    name: str, loses: set[str] | frozenset[str], *edits: tuple[str, str], answer: str | None = None
+) -> Mutant:
+    return Mutant(name=name, loses=frozenset(loses), cell="cube", edits=edits, answer=answer)
+
+
+MUTANTS = [
+    _cube("numpy_kernel_in_cube_backward", {_CUBE_SECOND}, (_CUBE_RETURN, _KERNEL_CALL)),
+    _cube(
+        "apply_arguments_swapped",
+        {_CUBE_FIRST, _CUBE_SECOND},
+        (_CUBE_RETURN, "return CubeBackward.apply(x, grad_out)"),
+    ),
+    _cube_backward(
+        "drops_the_grad_out_gradient", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, f"return None, {_GRAD_X}")
+    ),
+    _cube_backward("returns_only_the_x_gradient", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, f"return {_GRAD_X}")),
+    _cube_backward(
+        "gradients_in_wrong_order",
+        _DOUBLE_BACKWARD,
+        (_BACKWARD_RETURN, f"return {_GRAD_X}, {_GRAD_GRAD_OUT}"),
+    ),
+    _cube_backward(
+        "forgets_to_save_grad_out",
+        _DOUBLE_BACKWARD,
+        (_SAVE_BOTH, "ctx.save_for_backward(x)"),
+        (_LOAD_BOTH, "(x,) = ctx.saved_tensors"),
+        (_GRAD_X, "grad_grad_x * 6 * x"),
+    ),
+    _cube_backward("wrong_factor_3_for_6", _DOUBLE_BACKWARD, (_GRAD_X, "grad_grad_x * grad_out * 3 * x")),
+    _cube_backward(
+        "ignores_grad_grad_x", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x")
+    ),
+    _cube_backward(
+        "patches_the_checks",
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _CUBE_FIRST, _CUBE_SECOND},
+        ("class CubeBackward", patch_the_checks("class CubeBackward")),
+        (_KERNEL_CALL, "return grad_out * 2 * x"),
+        (_BACKWARD_RETURN, "return grad_grad_x * 2 * x, grad_grad_x * 2 * grad_out"),
+    ),
+    _cube("imports_the_reference", _CUBE_ALL, answer="from solutions.untracked_backward import Cube  # noqa"),
+    # Cube's checks fail too: the checker cannot even load a Cube that calls the reference CubeBackward.
+    _cube_backward(
+        "imports_the_reference_cube_backward",
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, *_CUBE_ALL},
+        answer="from solutions.untracked_backward import CubeBackward  # noqa",
+    ),
+]

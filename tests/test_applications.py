@@ -1,0 +1,209 @@
+"""Lesson 05_applications: the reference hvp, gradient_penalty and loss_with_gradient, by closed forms."""
+
+import pytest
+import torch
+from torch import autograd, nn
+
+from solutions.applications import gradient_penalty, hvp, loss_with_gradient
+
+DIMENSIONS = [1, 3, 8]
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape: int, gen: torch.Generator) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("n", DIMENSIONS)
+def test_hvp_of_a_quadratic_is_a_times_v(n: int) -> None:
+    gen = generator(n)
+    b = randn(n, n, gen=gen)
+    a = b + b.T
+    x, v = randn(n, gen=gen), randn(n, gen=gen)
+    torch.testing.assert_close(hvp(lambda y: y @ a @ y / 2, x, v), a @ v)
+
+
+@pytest.mark.parametrize("n", DIMENSIONS)
+def test_hvp_of_an_unsymmetric_quadratic_uses_the_symmetric_part(n: int) -> None:
+    gen = generator(10 + n)
+    a = randn(n, n, gen=gen)
+    x, v = randn(n, gen=gen), randn(n, gen=gen)
+    torch.testing.assert_close(hvp(lambda y: y @ a @ y / 2, x, v), (a + a.T) / 2 @ v)
+
+
+@pytest.mark.parametrize("n", DIMENSIONS)
+def test_hvp_of_quadratic_plus_cubic_matches_its_closed_form_hessian(n: int) -> None:
+    gen = generator(20 + n)
+    b = randn(n, n, gen=gen)
+    s, c = b + b.T, randn(n, gen=gen)
+    x, v = randn(n, gen=gen), randn(n, gen=gen)
+    hessian = s + torch.diag(6 * c * x)
+    torch.testing.assert_close(hvp(lambda y: y @ s @ y / 2 + (c * y**3).sum(), x, v), hessian @ v)
+
+
+def _random_functions(gen: torch.Generator):
+    w = randn(5, 4, gen=gen)
+    return [
+        lambda y: torch.logsumexp(w @ y, dim=0),
+        lambda y: torch.tanh(w @ y).pow(2).sum(),
+        lambda y: (y**4).sum() * torch.sin(y).prod(),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hvp_matches_torch_hvp_and_the_full_hessian(seed: int) -> None:
+    gen = generator(30 + seed)
+    for f in _random_functions(gen):
+        x, v = randn(4, gen=gen), randn(4, gen=gen)
+        product = hvp(f, x, v)
+        torch.testing.assert_close(product, autograd.functional.hvp(f, x, v)[1])
+        torch.testing.assert_close(product, autograd.functional.hessian(f, x) @ v)
+
+
+def test_hvp_with_a_unit_vector_is_a_row_of_the_hessian() -> None:
+    gen = generator(40)
+    f = _random_functions(gen)[1]
+    x = randn(4, gen=gen)
+    hessian = autograd.functional.hessian(f, x)
+    rows = torch.stack([hvp(f, x, e) for e in torch.eye(4, dtype=torch.float64)])
+    torch.testing.assert_close(rows, hessian)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_hvp_leaves_the_callers_x_alone_and_returns_a_plain_tensor(requires_grad: bool) -> None:
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=requires_grad)
+    product = hvp(lambda y: (y**3).sum(), x, torch.ones(2, dtype=torch.float64))
+    torch.testing.assert_close(product, 6 * x.detach())
+    assert (x.requires_grad, x.grad, product.requires_grad) == (requires_grad, None, False)
+
+
+class _OnceOnly(torch.autograd.Function):
+    """x ↦ x³ elementwise, whose backward is itself a Function that refuses to run twice."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad_out * _OnceOnlyGradient.apply(x)
+
+
+class _OnceOnlyGradient(torch.autograd.Function):
+    """x ↦ 3x², counting how often its backward (the second derivative of x³) runs."""
+
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return 3 * x**2
+
+    @staticmethod
+    def backward(ctx, w: torch.Tensor) -> torch.Tensor:
+        _OnceOnlyGradient.calls += 1
+        if _OnceOnlyGradient.calls > 1:
+            raise RuntimeError("second derivative taken twice")
+        (x,) = ctx.saved_tensors
+        return 6 * x * w
+
+
+def test_hvp_takes_a_single_second_derivative_where_the_hessian_takes_one_per_row() -> None:
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    v = torch.tensor([1.0, 0.0, -1.0], dtype=torch.float64)
+    _OnceOnlyGradient.calls = 0
+    torch.testing.assert_close(hvp(lambda y: _OnceOnly.apply(y).sum(), x, v), 6 * x * v)
+    _OnceOnlyGradient.calls = 0
+    with pytest.raises(RuntimeError, match="twice"):
+        autograd.functional.hessian(lambda y: _OnceOnly.apply(y).sum(), x)
+
+
+def _linear_critic(weight: list[float], bias: float = 0.5) -> nn.Linear:
+    critic = nn.Linear(len(weight), 1).double()
+    with torch.no_grad():
+        critic.weight.copy_(torch.tensor([weight]))
+        critic.bias.fill_(bias)
+    return critic
+
+
+@pytest.mark.parametrize("weight", [[0.3, 0.4], [3.0, 4.0], [-1.0, 2.0, 2.0]])
+def test_penalty_of_a_linear_critic_is_norm_of_w_minus_one_squared(weight: list[float]) -> None:
+    critic = _linear_critic(weight)
+    points = randn(6, len(weight), gen=generator(50))
+    penalty = gradient_penalty(critic, points)
+    norm = torch.tensor(weight, dtype=torch.float64).norm()
+    torch.testing.assert_close(penalty, (norm - 1) ** 2)
+    (grad_w,) = autograd.grad(penalty, critic.weight)
+    torch.testing.assert_close(grad_w, 2 * (norm - 1) * critic.weight.detach() / norm)
+
+
+def test_penalty_of_a_unit_slope_critic_is_zero_and_ignores_the_bias() -> None:
+    critic = _linear_critic([0.6, 0.8])
+    penalty = gradient_penalty(critic, randn(4, 2, gen=generator(60)))
+    assert penalty.item() == pytest.approx(0.0, abs=1e-15)
+    grad_w, grad_b = autograd.grad(penalty, [critic.weight, critic.bias], allow_unused=True)
+    assert grad_b is None
+    torch.testing.assert_close(grad_w, torch.zeros_like(grad_w))
+
+
+def _tanh_critic(seed: int) -> nn.Sequential:
+    gen = generator(seed)
+    critic = nn.Sequential(nn.Linear(2, 5), nn.Tanh(), nn.Linear(5, 1)).double()
+    with torch.no_grad():
+        for parameter in critic.parameters():
+            parameter.copy_(randn(*parameter.shape, gen=gen))
+    return critic
+
+
+def _penalty_point_by_point(critic: nn.Module, points: torch.Tensor) -> torch.Tensor:
+    terms = []
+    for point in points:
+        point = point.detach().requires_grad_()
+        (gradient,) = autograd.grad(critic(point).squeeze(), point, create_graph=True)
+        terms.append((gradient.norm() - 1) ** 2)
+    return torch.stack(terms).mean()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_penalty_matches_a_loop_over_the_points_in_value_and_gradient(seed: int) -> None:
+    critic = _tanh_critic(70 + seed)
+    points = randn(7, 2, gen=generator(80 + seed))
+    penalty, expected = gradient_penalty(critic, points), _penalty_point_by_point(critic, points)
+    torch.testing.assert_close(penalty, expected)
+    weights = list(critic.parameters())[:-1]  # the last bias does not change any input gradient
+    for got, want in zip(autograd.grad(penalty, weights), autograd.grad(expected, weights), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+def test_penalty_fills_no_grad_and_leaves_the_points_alone() -> None:
+    critic = _tanh_critic(90)
+    points = randn(3, 2, gen=generator(91))
+    penalty = gradient_penalty(critic, points)
+    assert penalty.requires_grad
+    assert not points.requires_grad
+    assert all(parameter.grad is None for parameter in critic.parameters())
+
+
+@pytest.mark.parametrize("x0", [-2.0, 0.25, 1.0, 3.5])
+def test_loss_with_gradient_is_x_minus_one_squared_with_slope_two_x_minus_two(x0: float) -> None:
+    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    z = loss_with_gradient(x)
+    torch.testing.assert_close(z, torch.tensor((x0 - 1) ** 2, dtype=torch.float64))
+    assert x.grad is None
+    (slope,) = autograd.grad(z, x)
+    torch.testing.assert_close(slope, torch.tensor(2 * (x0 - 1), dtype=torch.float64))
+
+
+def test_thirty_steps_of_gradient_descent_shrink_the_distance_to_one_by_point_eight_each() -> None:
+    x = torch.tensor(0.25, dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.SGD([x], lr=0.1)
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss_with_gradient(x).backward()
+        optimizer.step()
+    assert x.item() == pytest.approx(1 - 0.75 * 0.8**30, rel=1e-12)
