@@ -73,6 +73,14 @@ def cut_from_graph(output: torch.Tensor) -> str:
             "records nothing), or a .detach()ed or .clone()d copy. Save the inputs and outputs "
             "themselves; return an intermediate as an extra output and save that very tensor."
         )
+    # functools.wraps gives the decorator's wrapper the backward's names; its code keeps its own.
+    code = getattr(cls.backward, "__code__", None)
+    if code is not None and code.co_qualname.startswith("once_differentiable."):
+        return (
+            "Likely cause: backward is marked @once_differentiable, which runs it under torch.no_grad() "
+            "and so refuses a second derivative. Remove the decorator: a backward made of torch "
+            "operations on ctx.saved_tensors and grad_out is differentiable as it is."
+        )
     names, uses_numpy = _names_used(cls.backward)
     if uses_numpy:
         return (

@@ -54,6 +54,10 @@ _ERROR_HINTS = {
         "create_graph=True, a detached tensor, or something built from inputs that do not require grad "
         "(differentiate a copy that does: x = x.detach().requires_grad_())."
     ),
+    "forward() takes": (
+        "\nLikely cause: a forward written without ctx needs a setup_context(ctx, inputs, output) "
+        "staticmethod; without one, autograd passes ctx to forward as its first argument."
+    ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
         "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."
@@ -116,9 +120,13 @@ def _compare_returned(name: str, want, got, label: str) -> None:
             _compare_returned(name, w, g, f"item {index} of the result")
         return
     if want is None:
-        if got is not None:
+        if got is not None and label == "the result":
             raise FailedCheckError(
                 f"{name} returns {_kind(got)}; it should return None: its work shows in .grad."
+            )
+        if got is not None:
+            raise FailedCheckError(
+                f"{label[0].upper()}{label[1:]} of {name} should be None, not {_kind(got)}."
             )
         return
     if isinstance(want, torch.Tensor):

@@ -18,6 +18,10 @@ from autograder._compare import is_zero, mismatch
 from autograder._result import call_student, check_result, known_error_hint
 from autograder._verdict import FailedCheckError, Verdict
 
+# once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
+# cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
+sys.modules.setdefault("torch._C._functions", torch._C._functions)
+
 # The course's reference implementations: an answer must not borrow them.
 _REFERENCE_PACKAGE = "solutions"
 

@@ -318,3 +318,21 @@ def test_a_constant_gradient_inside_a_loss_gives_the_hand_worked_gradient_and_th
         "The gradient of the result of loss_with_a_constant_gradient with respect to x is wrong: "
         "expected -1.5, got -2. Likely cause: part of the result is a constant to autograd"
     )
+
+
+def gradients_of_x_only(x, w):
+    return 2 * w * x, None
+
+
+def gradients_of_both(x, w):
+    return 2 * w * x, x**2
+
+
+def test_an_item_that_should_be_none_is_named():
+    def x_and_w(gen):
+        return torch.rand(3, generator=gen, dtype=torch.float64), torch.rand(
+            3, generator=gen, dtype=torch.float64
+        )
+
+    message = failure(gradients_of_both, gradients_of_x_only, x_and_w)
+    assert message.startswith("Item 1 of the result of gradients_of_both should be None, not a Tensor.")

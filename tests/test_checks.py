@@ -16,6 +16,7 @@ import cloudpickle
 import pytest
 import torch
 from torch.autograd import Function
+from torch.autograd.function import once_differentiable
 
 import autograder.checks
 from autograder import _samples, check_first_derivative, check_forward, check_second_derivative
@@ -314,6 +315,28 @@ class ExpChangesItsOutputInBackward(Function):
     def backward(ctx, grad_out):
         (result,) = ctx.saved_tensors
         return result.mul_(grad_out)
+
+
+class SquareOnceDifferentiable(Square):
+    """Square whose backward is marked @once_differentiable: right once, refused twice."""
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x
+
+
+class SquareWithoutSetupContext(Function):
+    """forward written without ctx, but no setup_context: autograd still passes ctx to forward."""
+
+    @staticmethod
+    def forward(x):
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out
 
 
 def sqrt_squared(x):
@@ -731,6 +754,18 @@ def test_changing_the_saved_output_in_place_in_backward_is_named_by_both_derivat
     second = failure(check_second_derivative, ExpChangesItsOutputInBackward.apply, lambda x: torch.exp(x))
     assert "modified by an inplace operation" in second
     assert "Likely cause: a tensor autograd saved for backward was changed in place afterwards" in second
+
+
+def test_once_differentiable_backward_reaches_the_checker_and_is_named_as_the_cut():
+    check_first_derivative(SquareOnceDifferentiable.apply, square)
+    message = failure(check_second_derivative, SquareOnceDifferentiable.apply, square)
+    assert "Likely cause: backward is marked @once_differentiable" in message
+
+
+def test_new_style_forward_without_setup_context_is_named():
+    message = failure(check_forward, SquareWithoutSetupContext.apply, square)
+    assert message.startswith("SquareWithoutSetupContext raised TypeError: ")
+    assert "needs a setup_context(ctx, inputs, output) staticmethod" in message
 
 
 def test_name_argument_names_the_function_in_messages():

@@ -1,0 +1,300 @@
+"""Lesson 06_beyond_the_basics: the reference ScaledSquare in float64, and the PyTorch behaviour the lesson
+shows (so that a PyTorch release that changes it fails here before it misleads a student)."""
+
+import gc
+import warnings
+import weakref
+
+import pytest
+import torch
+from closed_forms import CLOSED_FORM_CHECKS, SHAPES, Case, Check, Shape, make_grad, make_x
+from torch import autograd
+from torch.autograd.function import FunctionCtx, once_differentiable
+from torch.func import grad, vmap
+from torch.utils.checkpoint import checkpoint
+
+from solutions.beyond_the_basics import ScaledSquare
+
+W = torch.tensor(1.5, dtype=torch.float64)
+# w is a constant here, so these also run the path where backward skips grad_w.
+SCALED_SQUARE_IN_X = Case(
+    lambda x: ScaledSquare.apply(x, W),
+    lambda x: W * x**2,
+    lambda x: 2 * W * x,
+    lambda x: torch.full_like(x, 2 * W.item()),
+)
+
+
+def make_pair(shape: Shape = (4,)) -> tuple[torch.Tensor, torch.Tensor]:
+    """x and w, float64 leaves that require grad, different from each other."""
+    return make_x(shape), make_grad(shape, seed=3).requires_grad_()
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("check", CLOSED_FORM_CHECKS)
+def test_scaled_square_matches_closed_forms_in_x(check: Check, shape: Shape) -> None:
+    check(SCALED_SQUARE_IN_X, shape)
+
+
+def test_scaled_square_passes_gradcheck_and_gradgradcheck_in_both_inputs() -> None:
+    x, w = make_pair()
+    assert autograd.gradcheck(ScaledSquare.apply, (x, w))
+    assert autograd.gradgradcheck(ScaledSquare.apply, (x, w))
+
+
+def test_scaled_square_mixed_second_derivatives() -> None:
+    x, w = make_pair()
+    grad_out = make_grad((4,), seed=1)
+    grad_x, grad_w = autograd.grad(ScaledSquare.apply(x, w), (x, w), grad_out, create_graph=True)
+    (w_of_grad_x,) = autograd.grad(grad_x.sum(), w)
+    (x_of_grad_w,) = autograd.grad(grad_w.sum(), x)
+    torch.testing.assert_close(w_of_grad_x, 2 * grad_out * x.detach())
+    torch.testing.assert_close(x_of_grad_w, 2 * grad_out * x.detach())
+
+
+@pytest.mark.parametrize("needed", [0, 1], ids=["only_x", "only_w"])
+def test_backward_returns_none_for_the_input_that_does_not_require_grad(needed: int) -> None:
+    x, w = make_pair()
+    inputs = [x, w]
+    inputs[1 - needed] = inputs[1 - needed].detach()
+    out = ScaledSquare.apply(*inputs)
+    grad_out = make_grad((4,), seed=1)
+    # grad_fn is the ctx that setup_context filled; calling backward on it shows what it returns.
+    grads = ScaledSquare.backward(out.grad_fn, grad_out)
+    expected = (grad_out * 2 * w * x, grad_out * x**2)
+    assert grads[1 - needed] is None
+    torch.testing.assert_close(grads[needed], expected[needed])
+
+
+def test_needs_input_grad_follows_requires_grad_not_the_gradients_asked_for() -> None:
+    seen = []
+
+    class Spy(torch.autograd.Function):
+        @staticmethod
+        def forward(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return x * w
+
+        @staticmethod
+        def setup_context(ctx: FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> tuple:
+            seen.append(ctx.needs_input_grad)
+            x, w = ctx.saved_tensors
+            return grad_out * w, grad_out * x
+
+    x, w = make_pair()
+    autograd.grad(Spy.apply(x, w).sum(), x)
+    autograd.grad(Spy.apply(x, w.detach()).sum(), x)
+    assert seen == [(True, True), (True, False)]
+
+
+def test_torch_func_differentiates_scaled_square_twice() -> None:
+    x, w = (t.detach() for t in make_pair())
+    second_in_x = vmap(grad(grad(ScaledSquare.apply)))(x, w)
+    mixed = vmap(grad(grad(ScaledSquare.apply), argnums=1))(x, w)
+    second_in_w = vmap(grad(grad(ScaledSquare.apply, argnums=1), argnums=1))(x, w)
+    torch.testing.assert_close(second_in_x, 2 * w)
+    torch.testing.assert_close(mixed, 2 * x)
+    torch.testing.assert_close(second_in_w, torch.zeros_like(w))
+
+
+def test_vmap_batches_scaled_square_with_a_shared_w() -> None:
+    x = make_x((5, 3)).detach()
+    w = torch.tensor(-0.5, dtype=torch.float64)
+    torch.testing.assert_close(vmap(ScaledSquare.apply, in_dims=(0, None))(x, w), w * x**2)
+
+
+class _OldStyleScaledSquare(torch.autograd.Function):
+    """ScaledSquare with forward(ctx, ...): fine for autograd, refused by torch.func."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, w)
+        return w * x**2
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, w = ctx.saved_tensors
+        return grad_out * 2 * w * x, grad_out * x**2
+
+
+def test_torch_func_refuses_a_forward_that_takes_ctx() -> None:
+    assert autograd.gradgradcheck(_OldStyleScaledSquare.apply, make_pair())
+    x, w = (t.detach() for t in make_pair())
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        grad(_OldStyleScaledSquare.apply)(x[0], w[0])
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        vmap(_OldStyleScaledSquare.apply)(x, w)
+
+
+def test_grad_needs_no_vmap_rule_but_vmap_does() -> None:
+    class NoVmapRule(ScaledSquare):
+        generate_vmap_rule = False
+
+    x, w = (t.detach() for t in make_pair())
+    assert grad(grad(NoVmapRule.apply))(x[0], w[0]).item() == pytest.approx(2 * w[0].item())
+    with pytest.raises(RuntimeError, match="does not have vmap support"):
+        vmap(NoVmapRule.apply)(x, w)
+
+
+class _OnceScaledSquare(ScaledSquare):
+    """ScaledSquare whose backward is marked once_differentiable."""
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, w = ctx.saved_tensors
+        return grad_out * 2 * w * x, grad_out * x**2
+
+
+def _once_grad_x() -> tuple[torch.Tensor, torch.Tensor]:
+    """x and a grad_x of _OnceScaledSquare whose incoming gradient requires grad (a loss after it)."""
+    x = make_x((3,))
+    (grad_x,) = autograd.grad(_OnceScaledSquare.apply(x, W).sin().sum(), x, create_graph=True)
+    return x, grad_x
+
+
+def test_once_differentiable_raises_its_error_on_backward() -> None:
+    _, grad_x = _once_grad_x()
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked"):
+        grad_x.sum().backward()
+
+
+def test_once_differentiable_gradient_is_unconnected_for_autograd_grad() -> None:
+    x, grad_x = _once_grad_x()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        autograd.grad(grad_x.sum(), x)
+
+
+def test_once_differentiable_without_a_downstream_loss_gives_a_constant_gradient() -> None:
+    x = make_x((3,))
+    (grad_x,) = autograd.grad(_OnceScaledSquare.apply(x, W).sum(), x, create_graph=True)
+    assert not grad_x.requires_grad
+
+
+def test_once_differentiable_second_derivative_is_silently_zero_under_torch_func() -> None:
+    x = make_x((3,)).detach()
+    second = vmap(grad(grad(_OnceScaledSquare.apply)), in_dims=(0, None))(x, W)
+    torch.testing.assert_close(second, torch.zeros_like(x))
+    assert not autograd.gradgradcheck(_OnceScaledSquare.apply, (make_x((3,)), W), raise_exception=False)
+
+
+@pytest.mark.parametrize("marked", [False, True], ids=["unmarked", "marked"])
+def test_a_float_output_without_derivative_needs_the_mark_to_refuse_differentiation(marked: bool) -> None:
+    class ClipWithMask(torch.autograd.Function):
+        @staticmethod
+        def forward(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            inside = (x.abs() < 1).to(x.dtype)
+            return x * inside, inside
+
+        @staticmethod
+        def setup_context(ctx: FunctionCtx, inputs: tuple, output: tuple) -> None:
+            _, inside = output
+            if marked:
+                ctx.mark_non_differentiable(inside)
+            ctx.save_for_backward(inside)
+
+        @staticmethod
+        def backward(ctx: FunctionCtx, grad_out: torch.Tensor, grad_inside: torch.Tensor) -> torch.Tensor:
+            (inside,) = ctx.saved_tensors
+            return grad_out * inside
+
+    x = make_x((3,))
+    _, inside = ClipWithMask.apply(x)
+    assert inside.requires_grad != marked
+    if marked:
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            autograd.grad(inside.sum(), x)
+    else:
+        torch.testing.assert_close(autograd.grad(inside.sum(), x)[0], torch.zeros_like(x))
+
+
+def _block(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * x
+
+
+def test_reentrant_checkpoint_refuses_autograd_grad() -> None:
+    x = make_x((3,))
+    out = checkpoint(_block, x, use_reentrant=True)
+    with pytest.raises(RuntimeError, match=r"incompatible with \.grad\(\)"):
+        autograd.grad(out.sum(), x, create_graph=True)
+
+
+def test_reentrant_checkpoint_backward_returns_a_gradient_without_graph() -> None:
+    x = make_x((3,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True) warns about the cycle it makes
+        checkpoint(_block, x, use_reentrant=True).sum().backward(create_graph=True)
+    assert not x.grad.requires_grad
+
+
+def test_non_reentrant_checkpoint_gives_second_derivatives() -> None:
+    x = make_x((3,))
+    (grad_x,) = autograd.grad(checkpoint(_block, x, use_reentrant=False).sum(), x, create_graph=True)
+    (second,) = autograd.grad(grad_x.sum(), x)
+    (expected,) = autograd.grad(autograd.grad(_block(x).sum(), x, create_graph=True)[0].sum(), x)
+    torch.testing.assert_close(second, expected)
+
+
+def _leaf_after_a_gradient_penalty(use_backward: bool, reset_grad: bool) -> weakref.ref:
+    w = make_x((3,))
+    loss = (w**3).sum()
+    if use_backward:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loss.backward(create_graph=True)
+    else:
+        autograd.grad(loss, w, create_graph=True)
+    if reset_grad:
+        w.grad = None
+    return weakref.ref(w)
+
+
+@pytest.mark.parametrize(
+    ("use_backward", "reset_grad", "kept_alive"),
+    [(True, False, True), (True, True, False), (False, False, False)],
+    ids=["backward", "backward_then_reset", "autograd_grad"],
+)
+def test_backward_with_create_graph_keeps_the_leaf_alive_until_grad_is_reset(
+    use_backward: bool, reset_grad: bool, kept_alive: bool
+) -> None:
+    leaf = _leaf_after_a_gradient_penalty(use_backward, reset_grad)
+    gc.collect()
+    assert (leaf() is not None) == kept_alive
+
+
+def test_backward_with_create_graph_warns_about_the_cycle() -> None:
+    w = make_x((3,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (w**3).sum().backward(create_graph=True)
+    w.grad = None
+    # The warning is issued once per process, so an earlier test may have consumed it.
+    assert all("reference cycle between the parameter and its gradient" in str(c.message) for c in caught)
+
+
+def test_compiled_function_refuses_double_backward() -> None:
+    x = torch.tensor([-1.5, 0.5, 1.2], dtype=torch.float64, requires_grad=True)
+    compiled = torch.compile(_block, backend="aot_eager")
+    (grad_x,) = autograd.grad(compiled(x).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        autograd.grad(grad_x.sum(), x)
+
+
+def test_zero_grad_set_to_none_breaks_the_cycle() -> None:
+    def weak_weight_after_a_step() -> weakref.ref:
+        layer = torch.nn.Linear(2, 1).double()
+        optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (layer(torch.ones(1, 2, dtype=torch.float64)) ** 3).sum().backward(create_graph=True)
+        optimizer.zero_grad(set_to_none=True)
+        return weakref.ref(layer.weight)
+
+    weight = weak_weight_after_a_step()
+    gc.collect()
+    assert weight() is None
