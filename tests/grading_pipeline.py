@@ -6,6 +6,7 @@ copy of the course directory.
 """
 
 import csv
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,18 @@ class Mutant:
             assert old in code, f"mutant {self.name}: {old!r} is no longer in the solution"
             code = code.replace(old, new)
         return {**solution, self.cell: code}
+
+
+def mistakes_in(cell: str, loses: Iterable[str] | None = None) -> Callable[..., Mutant]:
+    """A maker of mutants that edit the answer cell `cell`.
+
+    Called as `mistake(name, loses, *edits, answer=None)`; when every mutant of the cell loses the same
+    test cells, pass them here and call `mistake(name, *edits, answer=None)`.
+    """
+    if loses is not None:
+        fixed = frozenset(loses)
+        return lambda name, *edits, answer=None: Mutant(name, fixed, cell, edits, answer)
+    return lambda name, lost, *edits, answer=None: Mutant(name, frozenset(lost), cell, edits, answer)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Lesson 05: mistakes in hvp, gradient_penalty and loss_with_gradient."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -23,16 +23,13 @@ _PENALTY_RETURN = "return ((gradients.norm(dim=1) - 1) ** 2).mean()"
 _LOSS_SLOPE = "(slope,) = torch.autograd.grad(x**3 / 3, x, create_graph=True)"
 
 
-def _hvp(name: str, loses: frozenset[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(name=name, loses=loses, cell="hvp", edits=edits, answer=answer)
+_hvp = mistakes_in("hvp")
 
 
-def _penalty(name: str, loses: frozenset[str], *edits: tuple[str, str]) -> Mutant:
-    return Mutant(name=name, loses=loses, cell="gradient_penalty", edits=edits)
+_penalty = mistakes_in("gradient_penalty")
 
 
-def _loss(name: str, *edits: tuple[str, str]) -> Mutant:
-    return Mutant(name=name, loses=_LOSS, cell="loss_with_gradient", edits=edits)
+_loss = mistakes_in("loss_with_gradient", _LOSS)
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 06: mistakes in ScaledSquare, the new-style Function that skips the gradients nobody needs."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -25,10 +25,7 @@ _GRAD_X = "grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None"
 _GRAD_W = "grad_w = grad_out * x**2 if ctx.needs_input_grad[1] else None"
 
 
-def _scaled_square(
-    name: str, loses: set[str] | frozenset[str], *edits: tuple[str, str], answer=None
-) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="scaledsquare", edits=edits, answer=answer)
+_scaled_square = mistakes_in("scaledsquare")
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 00: mistakes in hidden_gradient, derivatives_at and accumulate_both."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -16,20 +16,13 @@ _BOTH_BACKWARDS = "f.backward(retain_graph=True)\n    y.backward()"
 _F_BACKWARD = "f.backward(retain_graph=True)"
 
 
-def _hidden(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(name=name, loses=frozenset({_HIDDEN}), cell="hidden_gradient", edits=edits, answer=answer)
+_hidden = mistakes_in("hidden_gradient", frozenset({_HIDDEN}))
 
 
-def _derivatives(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(
-        name=name, loses=frozenset({_DERIVATIVES}), cell="derivatives_at", edits=edits, answer=answer
-    )
+_derivatives = mistakes_in("derivatives_at", frozenset({_DERIVATIVES}))
 
 
-def _accumulate(name: str, *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(
-        name=name, loses=frozenset({_ACCUMULATE}), cell="accumulate_both", edits=edits, answer=answer
-    )
+_accumulate = mistakes_in("accumulate_both", frozenset({_ACCUMULATE}))
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 01: mistakes in Square."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -14,8 +14,7 @@ _SQUARE_BACKWARD = "return grad_out * 2 * x"
 _SQUARE_FORWARD_RETURN = "return x**2"
 
 
-def _square(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="square", edits=edits, answer=answer)
+_square = mistakes_in("square")
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 03: mistakes in Sinh and its wrapper sinh."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -24,8 +24,7 @@ _COSH_TERM = "grad_out * (expx + expnegx) / 2"
 _WRAPPER_RETURN = "return Sinh.apply(x)[0]"
 
 
-def _sinh(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="sinh", edits=edits, answer=answer)
+_sinh = mistakes_in("sinh")
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 02: mistakes in Exp."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -16,8 +16,7 @@ _EXP_BACKWARD = "return grad_out * result"
 _EXP_FORWARD_RETURN = "return result\n"
 
 
-def _exp(name: str, loses: set[str], *edits: tuple[str, str], answer: str | None = None) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="exp", edits=edits, answer=answer)
+_exp = mistakes_in("exp")
 
 
 MUTANTS = [

@@ -1,6 +1,6 @@
 """Lesson 04: mistakes in CubeBackward (the double backward) and in Cube (which must call it)."""
 
-from grading_pipeline import Mutant
+from grading_pipeline import mistakes_in
 
 from mutants.hostile import patch_the_checks
 
@@ -24,16 +24,10 @@ _KERNEL_CALL = "return through_numpy(cube_backward, grad_out, x)"
 _CUBE_RETURN = "return CubeBackward.apply(grad_out, x)"
 
 
-def _cube_backward(
-    name: str, loses: set[str] | frozenset[str], *edits: tuple[str, str], answer: str | None = None
-) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="cubebackward", edits=edits, answer=answer)
+_cube_backward = mistakes_in("cubebackward")
 
 
-def _cube(
-    name: str, loses: set[str] | frozenset[str], *edits: tuple[str, str], answer: str | None = None
-) -> Mutant:
-    return Mutant(name=name, loses=frozenset(loses), cell="cube", edits=edits, answer=answer)
+_cube = mistakes_in("cube")
 
 
 MUTANTS = [
