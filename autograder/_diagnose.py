@@ -1,4 +1,5 @@
-"""Likely causes for the mistakes the lessons warn about, read off the student's Function itself.
+"""Likely causes for the mistakes the lessons warn about, read off the student's Function itself or
+the error autograd raised.
 
 A failed comparison says *what* is wrong; these say *why*, by looking at what a Function kept on
 `ctx`, what its backward calls, and how its gradients behave.
@@ -174,3 +175,34 @@ def swapped_gradients(got, expected, names: list[str]) -> str | None:
                     "Return one gradient per input, in the order forward takes its inputs."
                 )
     return None
+
+
+def known_error_hint(error: Exception) -> str:
+    """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
+    return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
+
+
+# What autograd's own errors mean in the mistakes the lessons warn about.
+_ERROR_HINTS = {
+    "backward through the graph a second time": (
+        "\nLikely cause: the first backward (or torch.autograd.grad) freed the graph's saved tensors; "
+        "pass retain_graph=True to every call but the last that goes through the same graph."
+    ),
+    "modified by an inplace operation": (
+        "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
+        "out += 1, or result.mul_(grad_out) inside backward); compute into a new tensor instead."
+    ),
+    "does not require grad and does not have a grad_fn": (
+        "\nLikely cause: what you differentiate has no graph: a gradient computed without "
+        "create_graph=True, a detached tensor, or something built from inputs that do not require grad "
+        "(differentiate a copy that does: x = x.detach().requires_grad_())."
+    ),
+    "forward() takes": (
+        "\nLikely cause: a forward written without ctx needs a setup_context(ctx, inputs, output) "
+        "staticmethod; without one, autograd passes ctx to forward as its first argument."
+    ),
+    "One of the differentiated Tensors does not require grad": (
+        "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
+        "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."
+    ),
+}

@@ -16,6 +16,7 @@ from torch import nn
 
 from autograder import _samples
 from autograder._compare import is_zero, mismatch
+from autograder._diagnose import known_error_hint
 from autograder._verdict import FailedCheckError
 
 
@@ -32,37 +33,6 @@ def call_student(name: str, function: Callable, args: tuple, where: str):
         raise FailedCheckError(
             f"{name} raised {type(error).__name__}: {error}\n  {where}{known_error_hint(error)}"
         ) from None
-
-
-def known_error_hint(error: Exception) -> str:
-    """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
-    return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
-
-
-# What autograd's own errors mean in the mistakes the lessons warn about.
-_ERROR_HINTS = {
-    "backward through the graph a second time": (
-        "\nLikely cause: the first backward (or torch.autograd.grad) freed the graph's saved tensors; "
-        "pass retain_graph=True to every call but the last that goes through the same graph."
-    ),
-    "modified by an inplace operation": (
-        "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
-        "out += 1, or result.mul_(grad_out) inside backward); compute into a new tensor instead."
-    ),
-    "does not require grad and does not have a grad_fn": (
-        "\nLikely cause: what you differentiate has no graph: a gradient computed without "
-        "create_graph=True, a detached tensor, or something built from inputs that do not require grad "
-        "(differentiate a copy that does: x = x.detach().requires_grad_())."
-    ),
-    "forward() takes": (
-        "\nLikely cause: a forward written without ctx needs a setup_context(ctx, inputs, output) "
-        "staticmethod; without one, autograd passes ctx to forward as its first argument."
-    ),
-    "One of the differentiated Tensors does not require grad": (
-        "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
-        "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."
-    ),
-}
 
 
 def check_result(check) -> None:

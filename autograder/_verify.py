@@ -15,7 +15,7 @@ import torch
 
 from autograder import _diagnose, _integrity, _samples
 from autograder._compare import is_zero, mismatch
-from autograder._result import call_student, check_result, known_error_hint
+from autograder._result import call_student, check_result
 from autograder._verdict import FailedCheckError, Verdict
 
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
@@ -122,7 +122,7 @@ def _backward(check: Check, outputs, inputs, grad_outs, names: list[str], create
     except Exception as error:  # noqa: BLE001 - as in _call
         raise FailedCheckError(
             f"The backward of {check.name} raised {type(error).__name__}: {error}\n"
-            f"  on {_samples.describe(names, inputs)}{known_error_hint(error)}"
+            f"  on {_samples.describe(names, inputs)}{_diagnose.known_error_hint(error)}"
         ) from None
 
 
@@ -195,9 +195,9 @@ def check_forward(check: Check) -> None:
                 )
 
 
-def _incoming(names: list[str]) -> str:
+def _incoming(names: list[str], article: str = "") -> str:
     """What messages call the gradient a check feeds to backward; renamed when an input bears the name."""
-    return "grad_out" if "grad_out" not in names else "gradient fed to backward"
+    return "grad_out" if "grad_out" not in names else f"{article}gradient fed to backward"
 
 
 def check_first_derivative(check: Check) -> None:
@@ -232,7 +232,9 @@ def _first_derivative_cause(check, outputs, expected, inputs, want, got, grad_ou
             if consistent
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
-    if len(outputs) == 1 and (hint := _diagnose.ignores_grad_out(want, got, grad_outs[0], _incoming(names))):
+    if len(outputs) == 1 and (
+        hint := _diagnose.ignores_grad_out(want, got, grad_outs[0], _incoming(names, "the "))
+    ):
         return hint
     if hint := _diagnose.swapped_gradients(all_grads[1], all_grads[0], names):
         return hint
@@ -257,9 +259,7 @@ def check_second_derivative(check: Check) -> None:
             raise FailedCheckError(_cut_message(where, names[-1], "does not require grad", outputs[0]))
         grad_grads = _samples.like(want, gen)
         variables = (*inputs, *grad_outs)
-        incoming = _incoming(names)
-        if incoming != "grad_out":
-            incoming = f"the {incoming}"
+        incoming = _incoming(names, "the ")
         labels = [*names, *(f"{incoming}{_output_label(i, len(expected))}" for i in range(len(expected)))]
         try:
             got2 = torch.autograd.grad(
@@ -269,7 +269,7 @@ def check_second_derivative(check: Check) -> None:
                 allow_unused=True,
             )
         except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
-            hint = known_error_hint(error) or (
+            hint = _diagnose.known_error_hint(error) or (
                 "\nLikely cause: the backward of a Function that backward calls returns the wrong "
                 "number or shape of gradients: one per input of its forward, in order."
             )
