@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import autograd
 
-from autograder.models import TinyNet, make_input
+from autograder.models import TinyNet, lesson_net, make_input, random_net
 from solutions.grad_vs_backward import accumulate_both, derivatives_at, hidden_gradient
 
 SECOND_TIME = "Trying to backward through the graph a second time"
@@ -143,13 +143,10 @@ def test_a_recorded_gradient_is_built_on_the_forward_nodes(net: TinyNet, x: torc
     assert y.grad_fn not in _nodes(f.grad_fn)
 
 
-# The exercises' references, in float64: on the lesson's network, and on random ones.
-def _random_weights(seed: int) -> tuple[float, ...]:
-    return tuple(torch.randn(4, generator=torch.Generator().manual_seed(seed), dtype=torch.float64).tolist())
-
-
-WEIGHTS = [pytest.param((3.0, 2.0, 6.0, 4.0), id="lesson")] + [
-    pytest.param(_random_weights(seed), id=f"random{seed}") for seed in range(4)
+# The exercises' references, in float64: on the networks the lesson's test cells build, the lesson's own
+# and random ones.
+BUILDS = [pytest.param((lesson_net, 0), id="lesson")] + [
+    pytest.param((random_net, seed), id=f"random{seed}") for seed in range(4)
 ]
 
 
@@ -169,10 +166,10 @@ class ClosedForms:
         self.df = (2 * w2**2 * self.x, 2 * self.hidden * w2 + 2 * self.u, 2 * w2)
 
 
-@pytest.fixture(params=WEIGHTS)
+@pytest.fixture(params=BUILDS)
 def case(request: pytest.FixtureRequest) -> tuple[TinyNet, torch.Tensor, ClosedForms]:
-    w1, w2, b2, x0 = request.param
-    net, x = TinyNet(w1, w2, b2).double(), make_input(x0).double()
+    build, seed = request.param
+    net, x = build(torch.Generator().manual_seed(seed))
     return net, x, ClosedForms(net, x)
 
 
