@@ -1,0 +1,452 @@
+"""Attacks on the kernel's confinement of student code, written knowing how `confine` works.
+
+Each test forks a sandbox whose body is the attack, plain Python as a notebook cell would run it; the
+body reports what happened as JSON on a kept pipe. Every test checks that the attack failed and that the
+instructor's side (files, processes, the test process itself) is intact.
+"""
+
+import contextlib
+import ctypes
+import errno
+import json
+import mmap
+import os
+import select
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import confine
+from autograder.grading.confine import Limits, Sandbox, SandboxUnavailableError
+
+REPO = Path(__file__).resolve().parent.parent
+DOT = Path("/usr/bin/dot")
+MiB = 2**20
+LIMITS = Limits(
+    memory_bytes=1024 * MiB,
+    max_processes=64,
+    max_file_bytes=32 * MiB,
+    max_open_files=256,
+    scratch_bytes=16 * MiB,
+)
+SECRET = "the reference answer"
+
+
+@pytest.fixture(scope="module")
+def instructor():
+    """The instructor's side, outside /tmp (which sandboxes see replaced): a readable course folder that
+    holds an excluded solutions folder, as a non-editable install would, and a private file beside it."""
+    root = Path(tempfile.mkdtemp(prefix=".instructor-", dir=REPO))
+    (root / "course" / "solutions").mkdir(parents=True)
+    (root / "course" / "public.py").write_text("PUBLIC = 1\n")
+    (root / "course" / "solutions" / "answer.py").write_text(SECRET)
+    (root / "gradebook.txt").write_text(SECRET)
+    os.chmod(root, 0o755)
+    yield root
+    shutil.rmtree(root)
+
+
+def _intact(instructor: Path) -> None:
+    assert (instructor / "course" / "solutions" / "answer.py").read_text() == SECRET
+    assert (instructor / "gradebook.txt").read_text() == SECRET
+    assert sorted(p.name for p in instructor.iterdir()) == ["course", "gradebook.txt"]
+
+
+def attempt(action) -> str:
+    """'done' if the action succeeded, else the name of the error it raised."""
+    try:
+        action()
+        return "done"
+    except OSError as error:
+        return errno.errorcode.get(error.errno, type(error).__name__)
+    except (sqlite3.Error, AssertionError) as error:
+        return type(error).__name__
+
+
+@contextlib.contextmanager
+def running(attack, limits=LIMITS, readable=(), excluded=(), linger=False, trusted=False):
+    """A sandbox running `attack`; yields it and a function returning what the attack reported. With
+    `linger` the sandbox's first process stays alive after reporting, until the sandbox is closed."""
+    sandbox = Sandbox(limits, readable, [DOT], excluded, trusted=trusted)
+    read_end, write_end = os.pipe()
+
+    def body():
+        try:
+            outcome = {"reported": attack()}
+        except Exception:  # noqa: BLE001 (an attack that breaks must fail the test, not hang it)
+            outcome = {"raised": traceback.format_exc()}
+        os.write(write_end, (json.dumps(outcome) + "\n").encode())
+        while linger:
+            time.sleep(60)
+
+    def report():
+        reply = b""
+        while not reply.endswith(b"\n"):
+            assert select.select([read_end], [], [], 60)[0], "the attack never reported"
+            chunk = os.read(read_end, 1 << 16)
+            assert chunk, "the sandbox died before reporting"
+            reply += chunk
+        outcome = json.loads(reply)
+        assert "raised" not in outcome, outcome.get("raised")
+        return outcome["reported"]
+
+    try:
+        sandbox.spawn(body, [write_end])
+        os.close(write_end)
+        yield sandbox, report
+    finally:
+        sandbox.close()
+        os.close(read_end)
+
+
+def confined(attack, **options):
+    """What `attack` reported from inside a sandbox, closed afterwards."""
+    with running(attack, **options) as (_, report):
+        return report()
+
+
+def in_namespace(namespace: str) -> list[int]:
+    """The host pids of the processes in a PID namespace (as /proc/PID/ns/pid names it)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and os.readlink(entry / "ns" / "pid") == namespace:
+                pids.append(int(entry.name))
+    return pids
+
+
+def test_missing_features_are_sentences_naming_the_feature_and_how_to_get_it(monkeypatch):
+    assert confine.missing_features() == []
+    monkeypatch.setattr(confine._landlock, "abi", lambda: 3)
+    monkeypatch.setattr(confine._cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    confine._missing.cache_clear()
+    try:
+        missing = confine.missing_features()
+        with pytest.raises(SandboxUnavailableError, match="network rules"):
+            Sandbox(LIMITS, [], [DOT])
+    finally:
+        confine._missing.cache_clear()
+    assert missing == [
+        "Landlock ABI >= 4 (network rules): Linux 6.7+",
+        "Landlock ABI >= 5 (device ioctls): Linux 6.10+",
+        "Landlock ABI >= 6 (signal and abstract unix socket scoping): Linux 6.12+",
+        "cgroup memory and pids controllers (...)",
+    ]
+
+
+def test_trusted_submissions_get_whatever_confinement_the_host_has(monkeypatch, instructor):
+    monkeypatch.setattr(confine._cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    confine._missing.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailableError, match="cgroup memory"):
+            Sandbox(LIMITS, [], [DOT])
+        sandbox = Sandbox(LIMITS, [], [DOT], trusted=True)
+        sandbox.close()
+        outcome = confined(lambda: attempt(lambda: (instructor / "gradebook.txt").read_text()), trusted=True)
+    finally:
+        confine._missing.cache_clear()
+    assert outcome == "EACCES"
+
+
+@pytest.fixture
+def course_in_tmp():
+    """/tmp/<random>/course, readable by anyone (as a clone is; pytest's own folders are not)."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    folder.chmod(0o755)
+    (folder / "course").mkdir(mode=0o755)
+    yield folder / "course"
+    shutil.rmtree(folder)
+
+
+def test_a_readable_folder_in_tmp_stays_readable_and_the_scratch_moves_elsewhere(course_in_tmp):
+    """A course cloned into /tmp keeps its interpreter and modules there: the sandbox must still read them
+    (and write nothing there), so /tmp stays as it is and the scratch is the next free temporary folder."""
+    tmp_path = course_in_tmp
+    (tmp_path / "module.py").write_text("answer = 42\n")
+    (tmp_path.parent / "beside.txt").write_text("not readable")
+
+    def attack():
+        import tempfile
+
+        def write():
+            (tmp_path / "planted.py").write_text("x")
+
+        return [
+            (tmp_path / "module.py").read_text(),
+            attempt(write),
+            attempt(lambda: (tmp_path.parent / "beside.txt").read_text()),
+            tempfile.gettempdir(),
+        ]
+
+    read, written, beside, scratch = confined(attack, readable=[tmp_path])
+    assert read == "answer = 42\n"
+    assert written == "EACCES"
+    assert beside == "EACCES"
+    assert scratch != "/tmp"
+    assert not (tmp_path / "planted.py").exists()
+
+
+def test_reading_protected_files_fails_by_every_route(instructor):
+    secret, solutions = instructor / "gradebook.txt", instructor / "course" / "solutions"
+    worker = os.getpid()
+
+    def attack():
+        scratch = Path.cwd()
+        course = os.open(instructor / "course", os.O_RDONLY | os.O_DIRECTORY)
+        os.symlink(secret, scratch / "link")
+
+        def reopened():
+            path_only = os.open(secret, os.O_PATH)
+            return open(f"/proc/self/fd/{path_only}").read()
+
+        def listed(path, dir_fd=None):
+            names = os.listdir(os.open(path, os.O_RDONLY | os.O_DIRECTORY, dir_fd=dir_fd))
+            if {"answer.py", "gradebook.txt"} & set(names):
+                raise AssertionError(f"listed {names}")
+
+        def mapped():
+            with open(secret, "rb") as file:
+                mmap.mmap(file.fileno(), 0, prot=mmap.PROT_READ)
+
+        def via_sqlite():
+            sqlite3.connect(f"file:{secret}?mode=ro", uri=True).execute("select * from sqlite_master")
+
+        return {
+            "public module": Path(instructor / "course" / "public.py").read_text(),
+            "path": attempt(lambda: open(secret).read()),
+            "excluded inside readable": attempt(lambda: (solutions / "answer.py").read_text()),
+            "excluded listed": attempt(lambda: listed(solutions)),
+            "repository's solutions": attempt(lambda: (REPO / "solutions" / "__init__.py").read_text()),
+            "dir_fd": attempt(lambda: os.open("solutions/answer.py", os.O_RDONLY, dir_fd=course)),
+            "dir_fd ..": attempt(lambda: os.open("../gradebook.txt", os.O_RDONLY, dir_fd=course)),
+            "listdir(fd)": attempt(lambda: listed("solutions", dir_fd=course)),
+            "listdir(fd) ..": attempt(lambda: listed("..", dir_fd=course)),
+            "/proc/self/root": attempt(lambda: open(f"/proc/self/root{secret}").read()),
+            "/proc/worker/root": attempt(lambda: open(f"/proc/{worker}/root{secret}").read()),
+            "/proc/worker/environ": attempt(lambda: open(f"/proc/{worker}/environ").read()),
+            "O_PATH reopened": attempt(reopened),
+            "symlink": attempt(lambda: (scratch / "link").read_text()),
+            "hard link": attempt(lambda: os.link(secret, scratch / "hard")),
+            "sqlite URI": attempt(via_sqlite),
+            "mmap": attempt(mapped),
+            "instructor's home": attempt(lambda: os.listdir(Path.home())),
+        }
+
+    outcome = confined(attack, readable=[instructor / "course"], excluded=[solutions])
+    assert outcome.pop("public module") == "PUBLIC = 1\n"
+    # Excluded folders and the worker's home are empty tmpfs in the sandbox's view: listing shows nothing.
+    assert outcome.pop("instructor's home") == "done"
+    assert outcome.pop("excluded listed") == "done"
+    assert outcome.pop("listdir(fd)") == "done"
+    assert outcome.pop("/proc/worker/root") in {"ENOENT", "EACCES"}
+    assert outcome.pop("/proc/worker/environ") in {"ENOENT", "EACCES"}
+    assert set(outcome.values()) <= {"EACCES", "ENOENT", "EXDEV", "OperationalError"}, outcome
+    _intact(instructor)
+
+
+def test_writing_deleting_and_renaming_outside_scratch_fails(instructor, tmp_path):
+    (tmp_path / "submission.ipynb").write_text(SECRET)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def unmount(path):
+        if libc.umount2(path.encode(), 2) != 0:  # MNT_DETACH: /proc would reveal the host's /proc
+            raise OSError(ctypes.get_errno(), "umount")
+
+    def attack():
+        return {
+            "write": attempt(lambda: (instructor / "gradebook.txt").write_text("forged")),
+            "create": attempt(lambda: (instructor / "new").write_text("x")),
+            "delete": attempt(lambda: (instructor / "gradebook.txt").unlink()),
+            "rename": attempt(lambda: (instructor / "gradebook.txt").rename(instructor / "moved")),
+            "rename into scratch": attempt(lambda: os.rename(instructor / "gradebook.txt", "stolen")),
+            "test's tmp dir": attempt(lambda: (tmp_path / "submission.ipynb").write_text("forged")),
+            "cgroup escape": attempt(lambda: Path("/sys/fs/cgroup/memory/cgroup.procs").write_text("1")),
+            "unmount": attempt(lambda: unmount("/proc")),
+            "/tmp is scratch": Path("/tmp/planted").write_text("x") and os.getcwd(),
+        }
+
+    outcome = confined(attack)
+    assert outcome.pop("/tmp is scratch") == "/tmp"
+    assert not Path("/tmp/planted").exists()
+    assert set(outcome.values()) <= {"EACCES", "ENOENT", "EXDEV", "EPERM"}, outcome
+    assert (tmp_path / "submission.ipynb").read_text() == SECRET
+    _intact(instructor)
+
+
+def test_scratch_holds_no_more_than_its_size():
+    def attack():
+        written, chunk = 0, b"x" * MiB
+        with contextlib.suppress(OSError):
+            for index in range(64):
+                with open(f"fill-{index}", "wb") as file:
+                    for _ in range(4):
+                        file.write(chunk)
+                        file.flush()
+                        written += len(chunk)
+        return written
+
+    assert confined(attack) <= LIMITS.scratch_bytes
+
+
+def test_only_the_real_dot_runs():
+    def attack():
+        shutil.copy("/bin/sh", "dot")
+        os.chmod("dot", 0o755)
+        return {
+            "dot -V": subprocess.run([DOT, "-V"], capture_output=True, text=True).stderr,
+            "sh": attempt(lambda: subprocess.run(["/bin/sh", "-c", "true"])),
+            "python": attempt(lambda: subprocess.run([sys.executable, "-c", "pass"])),
+            "sh named dot": attempt(lambda: subprocess.run(["./dot", "-c", "true"])),
+            "sh named dot on PATH": attempt(lambda: subprocess.run(["dot", "-c", "true"], env={"PATH": "."})),
+        }
+
+    outcome = confined(attack)
+    assert "graphviz version" in outcome.pop("dot -V")
+    assert set(outcome.values()) == {"EACCES"}, outcome
+
+
+def test_no_network_even_to_a_server_on_loopback():
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    port = server.getsockname()[1]
+
+    def attack():
+        return {
+            "connect": attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=2)),
+            "bind": attempt(lambda: socket.create_server(("127.0.0.1", 0))),
+            "udp": attempt(
+                lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53))
+            ),
+        }
+
+    with server:
+        outcome = confined(attack)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    assert set(outcome.values()) <= {"EACCES", "ENETUNREACH", "EADDRNOTAVAIL"}, outcome
+
+
+def test_signals_and_ptrace_reach_neither_the_worker_nor_a_sibling():
+    received = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: received.append(True))
+    worker = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def ptrace(pid):
+        if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
+            raise OSError(ctypes.get_errno(), "ptrace")
+
+    try:
+        with running(lambda: "waiting", linger=True) as (sibling, sibling_report):
+            assert sibling_report() == "waiting"
+
+            def attack():
+                return {
+                    "signal worker": attempt(lambda: os.kill(worker, signal.SIGUSR1)),
+                    "signal sibling": attempt(lambda: os.kill(sibling.pid, signal.SIGKILL)),
+                    "ptrace worker": attempt(lambda: ptrace(worker)),
+                    "ptrace sibling": attempt(lambda: ptrace(sibling.pid)),
+                    "signal everything": attempt(lambda: os.kill(-1, signal.SIGUSR1)),
+                }
+
+            outcome = confined(attack)
+            assert os.waitpid(sibling.pid, os.WNOHANG) == (0, 0), "the sibling sandbox was killed"
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert not received
+    # kill(-1) from the init of a PID namespace reaches only that namespace: here nothing.
+    assert outcome.pop("signal everything") == "ESRCH"
+    assert set(outcome.values()) <= {"ESRCH", "EPERM"}, outcome
+
+
+def test_close_leaves_nothing_running_not_even_a_daemon():
+    def attack():
+        ready, started = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                os.write(started, b"!")
+                time.sleep(600)
+            os._exit(0)
+        os.read(ready, 1)
+        return len([p for p in os.listdir("/proc") if p.isdigit()])
+
+    with running(attack, linger=True) as (sandbox, report):
+        assert report() == 3  # itself, its zombie child and the daemon
+        namespace = os.readlink(f"/proc/{sandbox.pid}/ns/pid")
+        assert len(in_namespace(namespace)) == 3
+        sandbox.close()
+        assert in_namespace(namespace) == []
+
+
+def test_forks_are_capped():
+    def attack():
+        started = 0
+        for _ in range(200):
+            try:
+                if os.fork() == 0:
+                    time.sleep(5)
+                    os._exit(0)
+                started += 1
+            except BlockingIOError:
+                break
+        return started
+
+    assert confined(attack) < LIMITS.max_processes
+    assert subprocess.run(["true"]).returncode == 0
+
+
+def test_the_notebook_as_a_whole_is_capped_in_memory():
+    def attack():
+        children = []
+        for _ in range(4):
+            child = os.fork()
+            if child == 0:
+                hoard = b"\1" * (600 * MiB)
+                time.sleep(1)
+                os._exit(len(hoard) and 0)
+            children.append(child)
+        return [os.waitpid(child, 0)[1] for child in children]
+
+    with running(attack) as (sandbox, report):
+        statuses = report()
+        assert sandbox.out_of_memory()
+    assert any(os.WIFSIGNALED(s) and os.WTERMSIG(s) == signal.SIGKILL for s in statuses), statuses
+    assert subprocess.run(["true"]).returncode == 0
+
+
+def test_root_becomes_an_unprivileged_user_that_can_still_import_the_standard_library():
+    def attack():
+        for name in [m for m in sys.modules if m.split(".")[0] in {"json", "email", "xml"}]:
+            del sys.modules[name]
+        import email.parser
+        import json
+        import xml.dom.minidom
+
+        status = dict(line.split(":\t") for line in Path("/proc/self/status").read_text().splitlines())
+        return {
+            "uid": os.getuid(),
+            "groups": os.getgroups(),
+            "capabilities": int(status["CapEff"], 16) | int(status["CapBnd"], 16),
+            "no_new_privs": status["NoNewPrivs"],
+            "imports": [json.dumps([1]), email.parser.__name__, xml.dom.minidom.__name__],
+            "home": os.environ["HOME"],
+        }
+
+    outcome = confined(attack)
+    assert outcome["uid"] != 0
+    assert outcome["groups"] == []
+    assert outcome["capabilities"] == 0
+    assert outcome["no_new_privs"] == "1"
+    assert outcome["imports"] == ["[1]", "email.parser", "xml.dom.minidom"]
+    assert outcome["home"] == "/tmp"
