@@ -1,4 +1,4 @@
-"""Grading library for the gradgrad course: the checks lessons call, and graph drawing.
+"""Grading library for the gradgrad course: the checks lessons call, graph drawing and timing.
 
 Notebooks import from here; `python -m autograder` is the instructor's command line. Names load on
 first use, so that the command line and the checker process itself never start a checker.
@@ -14,6 +14,7 @@ _PUBLIC = {
     "draw_graph": "autograder.graphs",
     "TinyNet": "autograder.models",
     "make_input": "autograder.models",
+    "milliseconds": "autograder.timing",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -40,3 +40,53 @@ def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
     """A TinyNet with random weights and a random input, all drawn from `gen`, in float64."""
     w1, w2, b2, x = torch.randn(4, generator=gen, dtype=torch.float64).tolist()
     return TinyNet(w1, w2, b2).double(), make_input(x).double()
+
+
+# Lesson 08's few-shot regression: a small tanh network and sine-wave tasks, in float64.
+
+
+def _tanh_regressor(gen: torch.Generator, widths: list[int]) -> nn.Sequential:
+    """1 → widths → 1 with tanh between layers, every weight drawn from `gen` (scaled by 1/√fan-in)."""
+    layers, width_in = [], 1
+    for width in widths:
+        layers += [nn.Linear(width_in, width), nn.Tanh()]
+        width_in = width
+    net = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
+    with torch.no_grad():
+        for parameter in net.parameters():
+            fan_in = parameter.shape[-1] if parameter.dim() == 2 else 1
+            parameter.copy_(torch.randn(parameter.shape, generator=gen, dtype=torch.float64) / fan_in**0.5)
+    return net
+
+
+def _sine_task(gen: torch.Generator, shots: int) -> tuple[torch.Tensor, ...]:
+    """A sine of amplitude in [0.1, 5) and phase in [0, π): `shots` support and `shots + 1` query points."""
+    amplitude = 0.1 + 4.9 * float(torch.rand((), generator=gen, dtype=torch.float64))
+    phase = torch.pi * float(torch.rand((), generator=gen, dtype=torch.float64))
+    x, x_query = (10 * torch.rand(n, 1, generator=gen, dtype=torch.float64) - 5 for n in (shots, shots + 1))
+    return x, amplitude * torch.sin(x - phase), x_query, amplitude * torch.sin(x_query - phase)
+
+
+def few_shot_task(gen: torch.Generator) -> tuple:
+    """net, x, y, x_query, y_query, lr: a 1 → 8 → 1 tanh network, 5 support points, lr = 0.1."""
+    return _tanh_regressor(gen, [8]), *_sine_task(gen, 5), 0.1
+
+
+def random_few_shot_task(gen: torch.Generator) -> tuple:
+    """Like few_shot_task with one or two hidden layers of 2 to 8 units, 2 to 10 shots, lr in [0.05, 0.5)."""
+    depth, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(1, 3), (2, 11)])
+    widths = torch.randint(2, 9, (depth,), generator=gen).tolist()
+    lr = 0.05 + 0.45 * float(torch.rand((), generator=gen, dtype=torch.float64))
+    return _tanh_regressor(gen, widths), *_sine_task(gen, shots), lr
+
+
+def few_shot_tasks(gen: torch.Generator) -> tuple:
+    """net, tasks, lr: few_shot_task's network and lr, with three tasks (x, y, x_query, y_query)."""
+    return _tanh_regressor(gen, [8]), [_sine_task(gen, 5) for _ in range(3)], 0.1
+
+
+def random_few_shot_tasks(gen: torch.Generator) -> tuple:
+    """random_few_shot_task's network, shots and lr, with 1 to 4 tasks."""
+    net, *_, lr = random_few_shot_task(gen)
+    count, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(1, 5), (2, 11)])
+    return net, [_sine_task(gen, shots) for _ in range(count)], lr

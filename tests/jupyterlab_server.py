@@ -40,6 +40,8 @@ PICTURES = {SVG: (".jp-RenderedSVG", "graph"), PNG: (".jp-RenderedImage", "plot"
 _EXECUTED = re.compile(r"\[\d+\]:")
 _UNEXECUTED = "[ ]:"
 _PROMPTS = ".jp-Notebook .jp-CodeCell .jp-InputPrompt"
+# JupyterLab's toast when its setting fetchNews is left at "ask".
+NEWS_PROMPT = "get notified about official Jupyter news"
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,10 @@ class Notebook:
         workspace = re.sub(r"\W", "-", self.path)
         self.page.goto(f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.path}?token={self.lab.token}")
         self.page.get_by_text("| Idle").wait_for(timeout=120_000)
+
+    def news_prompt_shown(self) -> bool:
+        """Whether JupyterLab asks, over the lesson, to fetch Jupyter news (the course's settings say no)."""
+        return self.page.get_by_text(NEWS_PROMPT).count() > 0
 
     def _menu(self, menu: str, item: str) -> None:
         self.page.get_by_role("menuitem", name=menu, exact=True).click()

@@ -141,6 +141,12 @@ def test_binder_environment_has_the_cpu_torch_and_the_course_installed(binder_py
     assert not [package["name"] for package in json.loads(installed) if package["name"].startswith("nvidia")]
 
 
+def test_binder_environment_has_the_course_jupyterlab_settings(binder_python):
+    """Binder's JupyterLab reads its defaults from the environment: the package installs them there."""
+    installed = binder_python.parent.parent / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert installed.read_text() == (REPOSITORY / "lab-settings" / "overrides.json").read_text()
+
+
 def _run_in_binder_kernel(python: Path, notebook, workdir: Path) -> dict[int, int]:
     """Run the notebook in a kernel of the Binder environment; return each process's peak memory (MiB).
 

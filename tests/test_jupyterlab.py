@@ -49,6 +49,8 @@ def _open_and_run(notebook: Notebook, record_property) -> nbformat.NotebookNode:
     notebook.open()
     notebook.run_all()
     record_property("seconds to open and run in JupyterLab", round(time.monotonic() - start, 1))
+    # Checked after the run, so that a toast shown on start has had every chance to appear.
+    assert not notebook.news_prompt_shown(), "JupyterLab asks about Jupyter news over the lesson"
     return notebook.save()
 
 

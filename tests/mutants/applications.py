@@ -52,6 +52,17 @@ MUTANTS = [
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
     ),
+    # torch.func builds the Hessian in one call under vmap: the batch counts as one product per row.
+    _hvp(
+        "hvp_uses_torch_func_hessian",
+        frozenset({_HVP_ONCE}),
+        (_HVP_LEAF, "    return torch.func.hessian(f)(x) @ v\n"),
+    ),
+    _hvp(
+        "hvp_builds_the_hessian_by_jacfwd",
+        frozenset({_HVP_ONCE}),
+        (_HVP_LEAF, "    return torch.func.jacfwd(torch.func.grad(f))(x) @ v\n"),
+    ),
     _hvp("hvp_returns_the_gradient", _HVP_ALL, ("return product", "return grad_x")),
     _hvp(
         "hvp_detaches_the_first_gradient",

@@ -64,6 +64,8 @@ MUTANTS = [
         (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expx + grad_expnegx * expnegx"),
     ),
     _sinh("wrapper_returns_the_tuple", _SINH_ALL, (_WRAPPER_RETURN, "return Sinh.apply(x)")),
+    # Every value right, but Sinh is never used: the tests refuse a result that is not Sinh's.
+    _sinh("wrapper_calls_torch_sinh", _SINH_ALL, (_WRAPPER_RETURN, "return torch.sinh(x)")),
     _sinh(
         "detaches_saved_tensors_in_backward",
         {_APPLY_SECOND, _SINH_SECOND},

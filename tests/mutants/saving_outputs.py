@@ -53,6 +53,12 @@ MUTANTS = [
         {_EXP_FIRST, _EXP_SECOND},
         (_EXP_BACKWARD, "return result.mul_(grad_out)"),
     ),
+    # Right for Exp alone, but any other node handed the same grad_out receives the changed one.
+    _exp(
+        "grad_out_changed_in_place",
+        {_EXP_FIRST, _EXP_SECOND},
+        (_EXP_BACKWARD, "return grad_out.mul_(result)"),
+    ),
     _exp(
         "patches_the_checks",
         _EXP_ALL,

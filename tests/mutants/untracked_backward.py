@@ -8,12 +8,13 @@ LESSON = "04_untracked_backward"
 
 _BACKWARD_FORWARD = "cubebackward_forward"
 _BACKWARD_FIRST = "cubebackward_first_derivative"
+_BACKWARD_SECOND = "cubebackward_second_derivative"
 _CUBE_FORWARD = "cube_forward"
 _CUBE_FIRST = "cube_first_derivative"
 _CUBE_SECOND = "cube_second_derivative"
 _CUBE_ALL = frozenset({_CUBE_FORWARD, _CUBE_FIRST, _CUBE_SECOND})
-# A wrong double backward: CubeBackward's own derivative, and so Cube's second derivative.
-_DOUBLE_BACKWARD = frozenset({_BACKWARD_FIRST, _CUBE_SECOND})
+# A wrong double backward: CubeBackward's own derivative, and so Cube's second and third derivatives.
+_DOUBLE_BACKWARD = frozenset({_BACKWARD_FIRST, _BACKWARD_SECOND, _CUBE_SECOND})
 
 _SAVE_BOTH = "ctx.save_for_backward(grad_out, x)"
 _LOAD_BOTH = "grad_out, x = ctx.saved_tensors"
@@ -22,6 +23,7 @@ _GRAD_X = "grad_grad_x * grad_out * 6 * x"
 _BACKWARD_RETURN = f"return {_GRAD_GRAD_OUT}, {_GRAD_X}"
 _KERNEL_CALL = "return through_numpy(cube_backward, grad_out, x)"
 _CUBE_RETURN = "return CubeBackward.apply(grad_out, x)"
+_BACKWARD_SIGNATURE = "    @staticmethod\n    def backward(ctx, grad_grad_x):"
 
 
 _cube_backward = mistakes_in("cubebackward")
@@ -57,9 +59,29 @@ MUTANTS = [
     _cube_backward(
         "ignores_grad_grad_x", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x")
     ),
+    # Right values, but a double backward autograd cannot record: Cube's third derivative is lost.
+    _cube_backward(
+        "kernel_in_double_backward",
+        {_BACKWARD_SECOND},
+        (_BACKWARD_RETURN, f"return through_numpy(cube_backward, grad_grad_x, x), {_GRAD_X}"),
+    ),
+    _cube_backward(
+        "detaches_in_double_backward",
+        {_BACKWARD_SECOND},
+        (_LOAD_BOTH, "grad_out, x = (saved.detach() for saved in ctx.saved_tensors)"),
+    ),
+    _cube_backward(
+        "once_differentiable_double_backward",
+        {_BACKWARD_SECOND},
+        (
+            "class CubeBackward",
+            "from torch.autograd.function import once_differentiable\n\n\nclass CubeBackward",
+        ),
+        (_BACKWARD_SIGNATURE, _BACKWARD_SIGNATURE.replace("def", "@once_differentiable\n    def")),
+    ),
     _cube_backward(
         "patches_the_checks",
-        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _CUBE_FIRST, _CUBE_SECOND},
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _BACKWARD_SECOND, _CUBE_FIRST, _CUBE_SECOND},
         ("class CubeBackward", patch_the_checks("class CubeBackward")),
         (_KERNEL_CALL, "return grad_out * 2 * x"),
         (_BACKWARD_RETURN, "return grad_grad_x * 2 * x, grad_grad_x * 2 * grad_out"),
@@ -68,7 +90,7 @@ MUTANTS = [
     # Cube's checks fail too: the checker cannot even load a Cube that calls the reference CubeBackward.
     _cube_backward(
         "imports_the_reference_cube_backward",
-        {_BACKWARD_FORWARD, _BACKWARD_FIRST, *_CUBE_ALL},
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _BACKWARD_SECOND, *_CUBE_ALL},
         answer="from solutions.untracked_backward import CubeBackward  # noqa",
     ),
 ]

@@ -1,0 +1,81 @@
+"""Lesson 08: mistakes in inner_step and meta_loss."""
+
+from grading_pipeline import mistakes_in
+
+from mutants.hostile import patch_the_checks
+
+LESSON = "08_learning_to_learn"
+
+_VALUE = "inner_step_value"
+_META_GRADIENT = "inner_step_meta_gradient"
+_META_LOSS = "meta_loss_on_query_points"
+_THROUGH_THE_STEP = frozenset({_META_GRADIENT, _META_LOSS})
+_ALL = frozenset({_VALUE, _META_GRADIENT, _META_LOSS})
+
+_GRADS = "grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)"
+_STEP = "param - lr * grad"
+_RETURN = (
+    "    return {name: param - lr * grad for (name, param), grad in zip(params.items(), grads, strict=True)}"
+)
+_ADAPT = "adapted = inner_step(net, params, x, y, lr)"
+_QUERY = "functional_call(net, adapted, (x_query,)) - y_query"
+
+
+_inner = mistakes_in("inner_step")
+
+
+_meta = mistakes_in("meta_loss", {_META_LOSS})
+
+
+MUTANTS = [
+    _inner(
+        "inner_step_without_create_graph",
+        _THROUGH_THE_STEP,
+        (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
+    ),
+    _inner(
+        "inner_step_detaches_the_adapted_parameters",
+        _THROUGH_THE_STEP,
+        (_STEP, "(param - lr * grad).detach()"),
+    ),
+    _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad")),
+    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad")),
+    _inner(
+        "inner_step_updates_data_in_place",
+        _ALL,
+        (
+            _RETURN,
+            "    for param, grad in zip(params.values(), grads, strict=True):\n"
+            "        param.data -= lr * grad\n"
+            "    return params",
+        ),
+    ),
+    _inner(
+        "inner_step_updates_in_place_without_grad",
+        _ALL,
+        (
+            _RETURN,
+            "    with torch.no_grad():\n"
+            "        for param, grad in zip(params.values(), grads, strict=True):\n"
+            "            param -= lr * grad\n"
+            "    return params",
+        ),
+    ),
+    _inner(
+        "inner_step_fills_grad_with_backward",
+        _ALL,
+        (_GRADS, "loss.backward(create_graph=True)\n    grads = [param.grad for param in params.values()]"),
+    ),
+    _inner(
+        "patches_the_checks",
+        _ALL,
+        ("def inner_step", patch_the_checks("def inner_step")),
+        (_STEP, "param + lr * grad"),
+    ),
+    _inner(
+        "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
+    ),
+    _meta("meta_loss_on_the_support_points", (_QUERY, "functional_call(net, adapted, (x,)) - y")),
+    _meta("meta_loss_sums_over_the_tasks", ("torch.stack(losses).mean()", "torch.stack(losses).sum()")),
+    _meta("meta_loss_chains_the_tasks", (_ADAPT, "params = adapted = inner_step(net, params, x, y, lr)")),
+]

@@ -1,0 +1,198 @@
+"""Lesson 08_learning_to_learn: the reference inner_step and meta_loss, by closed forms for linear models,
+finite differences and torch.func, in float64."""
+
+import pytest
+import torch
+from torch import autograd, nn
+from torch.func import functional_call
+from torch.nn.utils import parameters_to_vector
+
+from solutions.learning_to_learn import inner_step, meta_loss, mse
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape: int, gen: torch.Generator) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+
+def _linear(features: int, gen: torch.Generator) -> nn.Linear:
+    model = nn.Linear(features, 1).double()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(randn(*parameter.shape, gen=gen))
+    return model
+
+
+def _tanh_net(gen: torch.Generator, widths: tuple[int, ...] = (5, 4)) -> nn.Sequential:
+    layers, width_in = [], 1
+    for width in widths:
+        layers += [nn.Linear(width_in, width), nn.Tanh()]
+        width_in = width
+    net = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
+    with torch.no_grad():
+        for parameter in net.parameters():
+            parameter.copy_(randn(*parameter.shape, gen=gen))
+    return net
+
+
+def _task(gen: torch.Generator, features: int = 1, k: int = 6) -> tuple[torch.Tensor, ...]:
+    """k support points (x, y) and k + 1 query points (x_query, y_query)."""
+    x, x_query = randn(k, features, gen=gen), randn(k + 1, features, gen=gen)
+    return x, randn(k, 1, gen=gen), x_query, randn(k + 1, 1, gen=gen)
+
+
+class _LeastSquares:
+    """A linear model's loss mean((X̃θ - y)²), X̃ = [X, 1], θ = (weight, bias): every derivative by hand."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.design = torch.cat([x, torch.ones(len(x), 1, dtype=x.dtype)], dim=1)
+        self.y = y.squeeze(1)
+
+    def loss(self, theta: torch.Tensor) -> torch.Tensor:
+        return ((self.design @ theta - self.y) ** 2).mean()
+
+    def gradient(self, theta: torch.Tensor) -> torch.Tensor:
+        return 2 * self.design.T @ (self.design @ theta - self.y) / len(self.y)
+
+    def hessian(self) -> torch.Tensor:
+        return 2 * self.design.T @ self.design / len(self.y)
+
+
+def _theta(model: nn.Linear) -> torch.Tensor:
+    return parameters_to_vector(model.parameters()).detach()
+
+
+@pytest.mark.parametrize("features", [1, 3])
+def test_inner_step_of_a_linear_model_is_theta_minus_lr_times_its_closed_form_gradient(features: int) -> None:
+    gen = generator(features)
+    model = _linear(features, gen)
+    x, y, _, _ = _task(gen, features)
+    adapted = inner_step(model, dict(model.named_parameters()), x, y, lr=0.1)
+    expected = _theta(model) - 0.1 * _LeastSquares(x, y).gradient(_theta(model))
+    torch.testing.assert_close(torch.cat([adapted["weight"].flatten(), adapted["bias"]]), expected)
+
+
+@pytest.mark.parametrize("features", [1, 3])
+@pytest.mark.parametrize("lr", [0.05, 0.4])
+def test_meta_gradient_of_a_linear_model_is_one_minus_lr_hessian_times_the_query_gradient(
+    features: int, lr: float
+) -> None:
+    gen = generator(10 * features + int(100 * lr))
+    model = _linear(features, gen)
+    tasks = [_task(gen, features) for _ in range(2)]
+    loss = meta_loss(model, tasks, lr)
+    (grad_weight, grad_bias) = autograd.grad(loss, [model.weight, model.bias])
+
+    theta, eye = _theta(model), torch.eye(features + 1, dtype=torch.float64)
+    values, gradients = [], []
+    for x, y, x_query, y_query in tasks:
+        support, query = _LeastSquares(x, y), _LeastSquares(x_query, y_query)
+        adapted = theta - lr * support.gradient(theta)
+        values.append(query.loss(adapted))
+        gradients.append((eye - lr * support.hessian()) @ query.gradient(adapted))
+    torch.testing.assert_close(loss, torch.stack(values).mean())
+    torch.testing.assert_close(torch.cat([grad_weight.flatten(), grad_bias]), torch.stack(gradients).mean(0))
+
+
+def _meta_gradient(net: nn.Module, tasks, lr: float) -> torch.Tensor:
+    return parameters_to_vector(autograd.grad(meta_loss(net, tasks, lr), list(net.parameters())))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_meta_gradient_matches_central_differences_of_the_meta_loss(seed: int) -> None:
+    gen = generator(20 + seed)
+    net, tasks = _tanh_net(gen, (3,)), [_task(gen) for _ in range(2)]
+    lr, eps = 0.3, 1e-6
+
+    def nudged(entry: torch.Tensor, shift: float) -> float:
+        with torch.no_grad():
+            entry += shift
+        value = meta_loss(net, tasks, lr).item()
+        with torch.no_grad():
+            entry -= shift
+        return value
+
+    numeric = [
+        (nudged(entry, eps) - nudged(entry, -eps)) / (2 * eps)
+        for parameter in net.parameters()
+        for entry in parameter.view(-1)
+    ]
+    torch.testing.assert_close(
+        _meta_gradient(net, tasks, lr), torch.tensor(numeric, dtype=torch.float64), rtol=1e-6, atol=1e-8
+    )
+
+
+def _meta_loss_by_torch_func(net: nn.Module, params: dict, tasks, lr: float) -> torch.Tensor:
+    """The same meta-loss with the inner gradient taken by torch.func.grad, which composes by itself."""
+    losses = []
+    for x, y, x_query, y_query in tasks:
+        grads = torch.func.grad(lambda p, x=x, y=y: mse(functional_call(net, p, (x,)), y))(params)
+        adapted = {name: params[name] - lr * grads[name] for name in params}
+        losses.append(mse(functional_call(net, adapted, (x_query,)), y_query))
+    return torch.stack(losses).mean()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_meta_gradient_matches_nested_torch_func_grad_on_random_networks(seed: int) -> None:
+    gen = generator(30 + seed)
+    widths = tuple(torch.randint(2, 8, (1 + seed % 2,), generator=gen).tolist())
+    net, tasks = _tanh_net(gen, widths), [_task(gen) for _ in range(3)]
+    params = {name: p.detach() for name, p in net.named_parameters()}
+    expected = torch.func.grad(lambda p: _meta_loss_by_torch_func(net, p, tasks, 0.2))(params)
+    torch.testing.assert_close(_meta_gradient(net, tasks, 0.2), parameters_to_vector(expected.values()))
+
+
+def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
+    gen = generator(40)
+    net, (x, y, x_query, y_query), lr = _tanh_net(gen), _task(gen), 0.25
+    second_order = _meta_gradient(net, [(x, y, x_query, y_query)], lr)
+
+    params = dict(net.named_parameters())
+    grads = autograd.grad(mse(functional_call(net, params, (x,)), y), list(params.values()))
+    adapted = {
+        name: (p - lr * g).detach().requires_grad_()
+        for (name, p), g in zip(params.items(), grads, strict=True)
+    }
+    first_order = parameters_to_vector(
+        autograd.grad(mse(functional_call(net, adapted, (x_query,)), y_query), list(adapted.values()))
+    )
+
+    shapes = {name: p.shape for name, p in params.items()}
+
+    def support_loss(theta: torch.Tensor) -> torch.Tensor:
+        chunks = theta.split([shape.numel() for shape in shapes.values()])
+        unflat = {name: c.view(shape) for (name, shape), c in zip(shapes.items(), chunks, strict=True)}
+        return mse(functional_call(net, unflat, (x,)), y)
+
+    _, hessian_times_query_gradient = autograd.functional.hvp(
+        support_loss, parameters_to_vector(net.parameters()).detach(), first_order
+    )
+    assert (second_order - first_order).norm() > 1e-3
+    torch.testing.assert_close(second_order, first_order - lr * hessian_times_query_gradient)
+
+
+def test_inner_step_returns_new_tensors_and_leaves_the_network_and_its_grad_alone() -> None:
+    gen = generator(50)
+    net, (x, y, _, _) = _tanh_net(gen), _task(gen)
+    before = {name: p.detach().clone() for name, p in net.named_parameters()}
+    params = dict(net.named_parameters())
+    adapted = inner_step(net, params, x, y, lr=0.5)
+    assert list(adapted) == list(params)
+    for name, p in net.named_parameters():
+        torch.testing.assert_close(p.detach(), before[name], rtol=0, atol=0)
+        assert p.grad is None
+        assert adapted[name] is not p
+        assert adapted[name].grad_fn is not None
+        assert not torch.equal(adapted[name].detach(), p.detach())
+
+
+def test_meta_loss_is_measured_on_the_query_points_not_the_support_points() -> None:
+    gen = generator(60)
+    net, (x, y, x_query, y_query) = _tanh_net(gen), _task(gen)
+    on_query = meta_loss(net, [(x, y, x_query, y_query)], 0.1)
+    adapted = inner_step(net, dict(net.named_parameters()), x, y, 0.1)
+    torch.testing.assert_close(on_query, mse(functional_call(net, adapted, (x_query,)), y_query))
+    assert not torch.isclose(on_query, mse(functional_call(net, adapted, (x,)), y))
