@@ -1,10 +1,11 @@
 """The notebook kernel's side of the checker: starts the checker process and asks it for verdicts."""
 
+import os
 import subprocess
 import sys
 from typing import BinaryIO
 
-from autograder._protocol import encode_request, read_message, write_message
+from autograder._protocol import read_message, write_message
 from autograder._verdict import Verdict
 
 
@@ -14,6 +15,8 @@ class CheckerProcess:
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
         self._attached: tuple[BinaryIO, BinaryIO] | None = None
+        # Where no interpreter may be started (a confined notebook), the checker is forked instead.
+        self.fork_instead = False
 
     def attach(self, requests: BinaryIO, replies: BinaryIO) -> None:
         """Use a checker someone else started (a grading worker forks one per notebook)."""
@@ -21,10 +24,28 @@ class CheckerProcess:
         self._attached = (requests, replies)
 
     def _pipes(self) -> tuple[BinaryIO, BinaryIO]:
+        if self._attached is None and self.fork_instead:
+            self._fork()
         if self._attached is not None:
             return self._attached
         self.start()
         return self._process.stdin, self._process.stdout
+
+    def _fork(self) -> None:
+        """A checker forked from this process. It is not pristine (this process ran the notebook), which
+        is why the class grader never grades by it: it only answers the checks a lesson's own cells make."""
+        requests_read, requests_write = os.pipe()
+        replies_read, replies_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(requests_write)
+            os.close(replies_read)
+            from autograder import _checker_server
+
+            _checker_server.serve_forked(requests_read, replies_write)
+        os.close(requests_read)
+        os.close(replies_write)
+        self.attach(os.fdopen(requests_write, "wb"), os.fdopen(replies_read, "rb"))
 
     def start(self) -> None:
         """Start the process unless it is running; cheap to call again."""
@@ -56,11 +77,12 @@ class CheckerProcess:
         self._process.stdout.close()
         self._process = None
 
-    def ask(self, check: bytes, timeout: float) -> Verdict:
-        """Send one pickled check; the checker enforces `timeout` on the student's code."""
+    def ask(self, header: bytes, test: bytes, answer: bytes) -> Verdict:
+        """Send one check: its header, the pickled (reference, builder) and the pickled answer."""
         requests, replies = self._pipes()
         try:
-            write_message(requests, encode_request(timeout, check))
+            for message in (header, test, answer):
+                write_message(requests, message)
             reply = read_message(replies)
         except OSError:
             reply = None

@@ -1,134 +1,207 @@
-"""The pristine checker process: imports torch once, then forks one child per check.
+"""The checker process a notebook kernel asks for verdicts: it judges, and runs no code it was sent.
 
-A student's notebook kernel has run the student's code, which may have replaced `torch.allclose`,
-`gradgradcheck` or anything else. Checks therefore never run there. This process is started from a
-fresh interpreter, so nothing a student ran has touched it; each check runs in a child forked from it,
-so one check's student code cannot touch the next. Forking from a warmed process makes a check cost
-milliseconds instead of the second or two an interpreter with torch takes to start.
+The kernel has run the student's code, so a check cannot be judged there. This process is started
+from a fresh interpreter and imports torch once. For every check it forks two children: one unpickles
+the reference (and the test's argument builder) and computes the plan, the other unpickles the
+student's function and measures it on the plan's inputs. Each sends back plain numbers
+(`autograder._arrays`); this process compares them. It never unpickles anything itself, and no child
+holds the pipe verdicts leave on, so code in what the kernel sent cannot write a verdict.
 
 Requests arrive on stdin and verdicts leave on stdout, framed by `_protocol`.
 """
 
+import json
 import os
 import select
 import signal
 import sys
 import time
 
+import cloudpickle
 import torch
 
-from autograder import _integrity, _samples, _verify
-from autograder._protocol import decode_request, read_message, write_message
+from autograder import _arrays
+from autograder._protocol import read_message, write_message
 from autograder._verdict import Verdict
+from autograder.judge import compare, plan
+from autograder.probe import measure
+
+# Unpickles what `autograder.checks` pickled, which registers torch._C._functions to travel by name.
+sys.modules.setdefault("torch._C._functions", torch._C._functions)
+# What a child may send back at most: a check's numbers are kilobytes.
+_REPLY_LIMIT = 64 * 2**20
 
 
 def _warm_up() -> None:
     """Run each kind of operation once, so that forked children start with torch's lazy set-up done."""
     x = torch.rand(3, dtype=torch.double, requires_grad=True)
     torch.autograd.gradgradcheck(lambda t: (t**2).exp(), (x,))
-    # The first torch.func call imports torch._dynamo, which wraps torch functions such as
-    # torch.manual_seed; done here, before the integrity snapshot, that is not mistaken for tampering.
     torch.func.grad(torch.sin)(x[0])
-
-
-def _run_child(request: bytes, reply_fd: int) -> None:
-    """In the forked child: silence the student's prints, run the check, send the verdict, exit."""
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    try:
-        verdict = _verify.run(request)
-    except BaseException as error:  # noqa: BLE001 - the child must always answer, whatever the student did
-        verdict = Verdict.failed(f"The checker could not run your code: {type(error).__name__}: {error}")
-    with os.fdopen(reply_fd, "wb") as reply:
-        reply.write(verdict.to_bytes())
-    os._exit(0)
+    # Forward mode imports its decompositions on first use: once here, not in every child.
+    torch.func.jvp(torch.sin, (x,), (x,))
 
 
 class ClientGoneError(Exception):
     """The kernel closed its end while a check ran: nobody is left to answer."""
 
 
-def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float) -> Verdict:
-    """Wait for the child's verdict; a child that hangs is killed, one that dies is reported."""
-    chunks = []
+class ChildFailedError(Exception):
+    """A child ran out of time, died, or sent something that is not a measurement."""
+
+
+def _in_child(work, reply_fd: int) -> None:
+    """In a forked child: silence prints, do the work, send its plain result, exit without cleanup."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        payload = _arrays.pack(work())
+    except BaseException as error:  # noqa: BLE001 - the child must always answer, whatever it ran
+        payload = _arrays.pack(
+            {"refused": f"The checker could not run your code: {type(error).__name__}: {error}"}
+        )
+    with os.fdopen(reply_fd, "wb") as reply:
+        reply.write(payload)
+    os._exit(0)
+
+
+def _fork(work, keep: tuple[int, ...]) -> tuple[int, int]:
+    """(pid, read end) of a child doing `work`; the child keeps no pipe but its own reply pipe."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        for fd in keep:
+            os.close(fd)
+        _in_child(work, write_fd)
+    os.close(write_fd)
+    return pid, read_fd
+
+
+def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float):
+    """The child's plain result; a child that hangs is killed, one that dies is reported."""
+    chunks, size = [], 0
     deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(reply_fd)
-            return Verdict.failed(
-                f"Your code did not finish within {timeout:g} s. Look for a loop that never ends "
-                "in forward or backward."
-            )
-        ready, _, _ = select.select([reply_fd, requests_fd], [], [], remaining)
-        if requests_fd in ready:
-            # The kernel never writes while it waits for a verdict: readable means it has gone.
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise ClientGoneError
-        if not ready:
-            continue
-        chunk = os.read(reply_fd, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(reply_fd)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ChildFailedError(
+                    f"Your code did not finish within {timeout:g} s. Look for a loop that never ends "
+                    "in forward or backward."
+                )
+            ready, _, _ = select.select([reply_fd, requests_fd], [], [], remaining)
+            if requests_fd in ready:
+                # The kernel never writes while it waits for a verdict: readable means it has gone.
+                raise ClientGoneError
+            if not ready:
+                continue
+            chunk = os.read(reply_fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > _REPLY_LIMIT:
+                raise ChildFailedError("Your code's results were too large to check.")
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    finally:
+        os.close(reply_fd)
     _, status = os.waitpid(pid, 0)
-    if chunks:
-        return Verdict.from_bytes(b"".join(chunks))
-    if os.WIFSIGNALED(status):
-        cause = signal.Signals(os.WTERMSIG(status)).name
-    else:
-        cause = f"exit code {os.WEXITSTATUS(status)}"
-    return Verdict.failed(
-        f"Your code ended the checker process ({cause}) before it could answer. "
-        "Does it call sys.exit, os._exit, or use too much memory?"
-    )
+    if not chunks:
+        cause = (
+            signal.Signals(os.WTERMSIG(status)).name
+            if os.WIFSIGNALED(status)
+            else f"exit code {os.WEXITSTATUS(status)}"
+        )
+        raise ChildFailedError(
+            f"Your code ended the checker process ({cause}) before it could answer. "
+            "Does it call sys.exit, os._exit, or use too much memory?"
+        )
+    try:
+        return _arrays.unpack(b"".join(chunks))
+    except ValueError:
+        raise ChildFailedError("The checker received a malformed answer from your code's process.") from None
 
 
-def serve(requests, replies, seed: int | None = None, audit=None) -> None:
-    """Answer requests until the kernel closes its end: one forked child per request.
+def _plan_in_child(header: dict, test: bytes):
+    """Child work: the reference's plan, from the test's pickled (reference, builder)."""
 
-    With a seed, the n-th randomized check draws the same inputs on every run, so that grading a
-    class twice gives the same grades; without one, hidden tests draw fresh inputs every time. With an
-    `audit` stream (which the kernel cannot reach), every verdict is also written there, one JSON line
-    each: a grading worker credits a test only for checks that really reached the checker.
-    """
-    number = 0
-    while (request := read_message(requests)) is not None:
-        number += 1
-        timeout, payload = decode_request(request)
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            if seed is not None:
-                _samples.reproducible(hash((seed, number)))
-            # The child keeps only its own reply pipe: student code must not reach the kernel's, nor
-            # the audit that vouches for verdicts.
-            os.close(read_fd)
-            os.close(replies.fileno())
-            if audit is not None:
-                os.close(audit.fileno())
-            _run_child(payload, write_fd)
-        os.close(write_fd)
+    def work():
+        reference, builder = cloudpickle.loads(test)
+        if header["kind"] == "result":
+            return plan.plan_result(reference, builder, header["randomized"])
+        return plan.plan_function(
+            header["kind"], reference, header["randomized"], header["low"], header["high"]
+        )
+
+    return work
+
+
+def _measure_in_child(header: dict, test: bytes, answer: bytes, probe: dict, names: list[str]):
+    """Child work: the student's function measured on the plan's inputs."""
+
+    def work():
         try:
-            verdict = _collect(pid, read_fd, requests.fileno(), timeout)
+            function = cloudpickle.loads(answer)
+        except ImportError as error:
+            if measure.REFERENCE_PACKAGE in str(error):
+                return {"refused": measure.USES_REFERENCE}
+            raise
+        _, builder = cloudpickle.loads(test) if header["kind"] == "result" else (None, None)
+        request = probe | {"kind": header["kind"], "name": header["name"], "names": names}
+        return measure.measure(request | {"where": header["where"]}, function, builder)
+
+    return work
+
+
+def judge(header: dict, test: bytes, answer: bytes, keep: tuple[int, ...], requests_fd: int) -> Verdict:
+    """One check: the plan from one child, the measurement from another, the verdict from here."""
+    timeout = header["timeout"]
+    try:
+        made = _collect(*_fork(_plan_in_child(header, test), keep), requests_fd, timeout)
+        if not isinstance(made, dict) or "refused" in made:
+            reason = made.get("refused", "") if isinstance(made, dict) else ""
+            return Verdict.failed(f"The test's reference could not be computed. {reason}".strip())
+        work = _measure_in_child(header, test, answer, made["probe"], made["names"])
+        measured = _collect(*_fork(work, keep), requests_fd, timeout)
+    except ChildFailedError as failure:
+        return Verdict.failed(str(failure))
+    return compare.verdict(header["kind"], header["name"], made, measured, header["where"])
+
+
+def serve(requests, replies) -> None:
+    """Answer requests until the kernel closes its end; a request is a header and two pickles."""
+    keep = (replies.fileno(),)
+    while (header := read_message(requests)) is not None:
+        test, answer = read_message(requests), read_message(requests)
+        if test is None or answer is None:
+            return
+        try:
+            verdict = judge(json.loads(header), test, answer, keep, requests.fileno())
         except ClientGoneError:
             return
-        if audit is not None:
-            audit.write(verdict.to_bytes() + b"\n")
-            audit.flush()
         write_message(replies, verdict.to_bytes())
+
+
+def serve_forked(requests_fd: int, replies_fd: int) -> None:
+    """A checker forked from a process that cannot start one; it never returns."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        serve(os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb"))
+    finally:
+        os._exit(0)
 
 
 def main() -> None:
     # One thread: no OpenMP pool exists when we fork, and checks stay cheap on a 1-CPU Binder.
     torch.set_num_threads(1)
     _warm_up()
-    _integrity.take_snapshot()
+    sys.modules[measure.REFERENCE_PACKAGE] = None  # forked children may not import the reference
     replies = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)

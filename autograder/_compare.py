@@ -1,5 +1,7 @@
 """Comparing a student's tensor with the expected one, and saying where they differ."""
 
+from dataclasses import dataclass
+
 import torch
 
 # float64 throughout: values agree to ~1e-15, so these tolerances only absorb rounding.
@@ -7,18 +9,25 @@ RTOL = 1e-7
 ATOL = 1e-9
 
 
+@dataclass(frozen=True)
+class NotATensor:
+    """What a student returned where a tensor was expected, known to the judge only by its type's name."""
+
+    kind: str
+
+
 def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str | None:
     """None when `got` matches; otherwise one sentence naming the first element that is off."""
     if not isinstance(got, torch.Tensor):
-        return f"got a {type(got).__name__} instead of a tensor"
+        kind = got.kind if isinstance(got, NotATensor) else type(got).__name__
+        return f"got a {kind} instead of a tensor"
     if got.dtype != expected.dtype:
         return f"got dtype {got.dtype} instead of {expected.dtype}: keep the input's dtype"
     if got.shape != expected.shape:
         return f"got shape {tuple(got.shape)} instead of {tuple(expected.shape)}"
-    close = torch.isclose(got.detach(), expected.detach(), rtol=RTOL, atol=ATOL)
-    if bool(close.all()):
+    index = first_difference(expected, got)
+    if index is None:
         return None
-    index = tuple(int(i) for i in (~close).nonzero()[0]) if close.dim() else ()
     where = ", ".join(
         f"{name}={float(p.detach()[index]):.6g}" for name, p in zip(point_names, points, strict=True)
     )
@@ -27,6 +36,16 @@ def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str
         f"expected {float(expected.detach()[index]):.6g}, got {float(got.detach()[index]):.6g}"
         f"{position}" + (f" ({where})" if where else "")
     )
+
+
+def first_difference(expected: torch.Tensor, got: torch.Tensor) -> tuple[int, ...] | None:
+    """The index of the first element where `got` is off, or None where they agree (or cannot be compared)."""
+    if got.dtype != expected.dtype or got.shape != expected.shape:
+        return None
+    close = torch.isclose(got.detach(), expected.detach(), rtol=RTOL, atol=ATOL)
+    if bool(close.all()):
+        return None
+    return tuple(int(i) for i in (~close).nonzero()[0]) if close.dim() else ()
 
 
 def is_zero(tensor: torch.Tensor | None) -> bool:

@@ -3,7 +3,6 @@
 import struct
 
 _LENGTH = struct.Struct(">I")
-_TIMEOUT = struct.Struct(">d")
 
 
 def write_message(stream, payload: bytes) -> None:
@@ -19,16 +18,6 @@ def read_message(stream) -> bytes | None:
     (size,) = _LENGTH.unpack(header)
     payload = stream.read(size)
     return payload if len(payload) == size else None
-
-
-def encode_request(timeout: float, check: bytes) -> bytes:
-    """A request: the time limit, then the cloudpickled check, which only a forked child unpickles."""
-    return _TIMEOUT.pack(timeout) + check
-
-
-def decode_request(request: bytes) -> tuple[float, bytes]:
-    (timeout,) = _TIMEOUT.unpack_from(request)
-    return timeout, request[_TIMEOUT.size :]
 
 
 def take_message(buffer: bytearray, limit: int) -> bytes | None:

@@ -58,3 +58,21 @@ def like(tensors, gen: torch.Generator, requires_grad: bool = False) -> tuple[to
 def describe(names: list[str], tensors) -> str:
     """'x of shape (2, 3)' or 'grad_out, x of shape (3,)'."""
     return f"{', '.join(names)} of shape {tuple(tensors[0].shape)}"
+
+
+def leaves(args: tuple, names: list[str]) -> list[tuple[str, torch.Tensor]]:
+    """Every tensor the arguments hold that gradients accumulate into, named as a student would."""
+    found = []
+    for name, arg in zip(names, args, strict=True):
+        if isinstance(arg, torch.Tensor) and arg.requires_grad and arg.is_leaf:
+            found.append((name, arg))
+        elif isinstance(arg, torch.nn.Module):
+            found += [(f"{name}.{p}", tensor) for p, tensor in arg.named_parameters()]
+    return found
+
+
+def tensors(value) -> list:
+    """The tensors in a result, in order, looking inside tuples and lists."""
+    if isinstance(value, tuple | list):
+        return [t for item in value for t in tensors(item)]
+    return [value] if isinstance(value, torch.Tensor) else []

@@ -5,22 +5,18 @@ from dataclasses import asdict, dataclass
 
 
 class FailedCheckError(Exception):
-    """Raised inside a check with the message the student will read."""
+    """Raised inside a comparison with the message the student will read."""
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one check, with a message a student can act on when it failed.
 
-    Verdicts travel as JSON, never as pickles: the child that writes one ran student code, and
-    unpickling what it wrote could run that code again in the processes that read it.
+    Verdicts travel as JSON: reading one runs nothing.
     """
 
     passed: bool
     message: str = ""
-    # Which check said so, and of what: a grading worker audits these against the test cell's calls.
-    kind: str = ""
-    subject: str = ""
 
     @classmethod
     def failed(cls, message: str) -> "Verdict":
@@ -34,11 +30,6 @@ class Verdict:
         """Decode a verdict; anything that is not a well-formed one is reported as such."""
         try:
             fields = json.loads(data)
-            return cls(
-                passed=fields["passed"] is True,
-                message=str(fields["message"]),
-                kind=str(fields.get("kind", "")),
-                subject=str(fields.get("subject", "")),
-            )
+            return cls(passed=fields["passed"] is True, message=str(fields["message"]))
         except (ValueError, TypeError, KeyError):
-            return cls.failed("The checker received a malformed answer from your code's process.")
+            return cls.failed("The checker received a malformed answer.")

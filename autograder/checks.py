@@ -1,23 +1,59 @@
 """The checks a lesson's test cells call: a Function's values and derivatives, or a function's result.
 
-Each check sends the student's function and a reference written in plain torch to a pristine checker
-process (see `_checker_server`), which runs them on float64 inputs and answers with a verdict. A failed
-check raises AssertionError with a message that says which derivative is wrong, where, and the likely
-mistake. A passing check prints nothing, on stdout or stderr: nbgrader gives no credit to a test cell
-that writes to stderr.
+In a notebook (JupyterLab, plain nbgrader), each check sends the student's function and the test's
+reference to the checker process (see `_checker_server`), which measures each in a child of its own
+and compares the plain numbers they give. A failed check raises AssertionError with a message that
+says which derivative is wrong, where, and the likely mistake. A passing check prints nothing, on
+stdout or stderr: nbgrader gives no credit to a test cell that writes to stderr. The class grader
+does not run these functions at all: it reads the test cells and judges them itself (see
+`autograder.judge.test_cells`).
 """
 
 import atexit
 import inspect
+import json
+import os
+import sys
 from collections.abc import Callable
 
 import cloudpickle
+import torch
 
 from autograder._checker_client import CheckerProcess
-from autograder._verify import Check
+
+# once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
+# cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
+sys.modules.setdefault("torch._C._functions", torch._C._functions)
 
 # Seconds a student's code may run in one check before it counts as a loop that never ends.
 DEFAULT_TIMEOUT = 30.0
+
+
+def _hide_grader_frames() -> None:
+    """In a notebook, a failed check shows the student's cell and the message, not this module's frames:
+    an AssertionError's traceback is cut where it enters the `autograder` package."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # not in a notebook: nothing to show
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    def show(self, etype, value, tb, tb_offset=None):
+        before, entry = None, tb
+        while entry is not None and not entry.tb_frame.f_code.co_filename.startswith(package):
+            before, entry = entry, entry.tb_next
+        if before is not None:
+            before.tb_next = None
+        structured = self.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+        # IPython leaves showing it to the handler; a kernel sends it as the cell's error output.
+        self._showtraceback(etype, value, structured)
+        return structured
+
+    shell.set_custom_exc((AssertionError,), show)
+
 
 _checker = CheckerProcess()
 # Importing this module starts the checker, so torch is loading there while the student reads on.
@@ -42,17 +78,29 @@ def _reference_names(reference: Callable) -> None:
         ) from None
 
 
-def _ask(request: Check, timeout: float) -> None:
+def where_built(reference: Callable, inputs: Callable) -> str:
+    """How check_result messages say which arguments were used: the visible example's or not."""
+    names = ", ".join(inspect.signature(reference).parameters)
+    return f"when called with the {names} that `{getattr(inputs, '__name__', 'inputs')}` builds"
+
+
+def _ask(kind: str, function: Callable, reference: Callable, inputs: Callable | None, **header) -> None:
     """Send one check to the checker process; raise AssertionError with its message if it failed."""
     try:
-        payload = cloudpickle.dumps(request)
+        test = cloudpickle.dumps((reference, inputs))
+    except Exception as error:  # noqa: BLE001 - a test the checker cannot receive is the instructor's to fix
+        raise TypeError(f"Could not send the test's reference to the checker: {error}") from None
+    try:
+        answer = cloudpickle.dumps(function)
     except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
         raise AssertionError(
-            f"Could not send {request.name} to the checker ({type(error).__name__}: {error}). "
+            f"Could not send {header['name']} to the checker ({type(error).__name__}: {error}). "
             "Define it at the top level of a cell, using only tensors, modules and functions."
         ) from None
-    verdict = _checker.ask(payload, timeout)
+    where = where_built(reference, inputs) if inputs is not None else ""
+    verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
     if not verdict.passed:
+        _hide_grader_frames()
         raise AssertionError(verdict.message)
 
 
@@ -70,7 +118,17 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         _reference_names(reference)
-        _ask(Check(kind, function, reference, name or _name_of(function), randomized, low, high), timeout)
+        _ask(
+            kind,
+            function,
+            reference,
+            None,
+            name=name or _name_of(function),
+            randomized=randomized,
+            low=low,
+            high=high,
+            timeout=timeout,
+        )
 
     check.__name__ = check.__qualname__ = f"check_{kind}"
     check.__doc__ = f"""{summary}
@@ -105,7 +163,15 @@ def check_result(
     _reference_names(reference)
     if not callable(inputs):
         raise TypeError(f"inputs must build the arguments from a torch.Generator, not {inputs!r}")
-    _ask(Check("result", function, reference, name or _name_of(function), randomized, inputs=inputs), timeout)
+    _ask(
+        "result",
+        function,
+        reference,
+        inputs,
+        name=name or _name_of(function),
+        randomized=randomized,
+        timeout=timeout,
+    )
 
 
 check_forward = _check(

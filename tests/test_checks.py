@@ -5,6 +5,7 @@ The checks run in the pristine checker process that importing `autograder.checks
 from a notebook; so these tests also pin that the checker survives hangs, crashes and tampering.
 """
 
+import contextlib
 import os
 import signal
 import sys
@@ -190,6 +191,20 @@ def sinh_no_extras(x):
     return SinhNoExtras.apply(x)[0]
 
 
+class SinhMarksExtrasNonDifferentiable(Sinh):
+    """forward marks exp(x) and exp(-x) non-differentiable: no gradient reaches them, though they carry x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        outputs = Sinh.forward(ctx, x)
+        ctx.mark_non_differentiable(*outputs[1:])
+        return outputs
+
+
+def sinh_marking_extras(x):
+    return SinhMarksExtrasNonDifferentiable.apply(x)[0]
+
+
 # Wrong formulas.
 
 
@@ -280,6 +295,22 @@ def cube_through(second: type[Function]) -> Callable:
             return second.apply(grad_out, x)
 
     return Cube.apply
+
+
+class SquareChangesGradOutInPlace(Square):
+    """backward multiplies grad_out in place: the gradient it returns is right, the tensor it was lent not."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out.mul_(2 * x)
+
+
+class SquareForgetsToReturn(Square):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        x**2
 
 
 class ExpSavesADetachedCopy(Function):
@@ -698,6 +729,54 @@ def test_backward_ignoring_grad_out_fails_first_derivative_with_the_chain_rule_h
     assert "Likely cause: backward returns the local derivative without multiplying by grad_out" in message
 
 
+def test_backward_ignoring_grad_out_shows_the_grad_out_it_was_given_where_it_went_wrong():
+    message = failure(check_first_derivative, SquareIgnoresGradOut.apply, square)
+    (grad_out,) = _samples.like([VISIBLE_XS[0]], _visible_generator_after_first_inputs())
+    assert f"with a random grad_out ({float(grad_out):.6g} there): expected" in message
+
+
+def _visible_generator_after_first_inputs() -> torch.Generator:
+    """The visible check's generator once it has drawn the first sample's input."""
+    gen = _samples.generator(False)
+    next(_samples.inputs(1, False, -2.0, 2.0, gen))
+    return gen
+
+
+def test_backward_changing_grad_out_in_place_fails_first_derivative_naming_it():
+    """Its gradient is right, but autograd may hand the same grad_out to other parts of the graph; the
+    message shows the grad_out the check gave and what backward left in it."""
+    message = failure(check_first_derivative, SquareChangesGradOutInPlace.apply, square)
+    x = VISIBLE_XS[0]
+    (grad_out,) = _samples.like([x], _visible_generator_after_first_inputs())
+    assert message.startswith(
+        "First derivative: the backward of SquareChangesGradOutInPlace changes grad_out in place, on x of "
+        f"shape (): {float(grad_out):.6g} became {float(grad_out * 2 * x):.6g}."
+    )
+    assert "Compute grad_x into a new tensor" in message
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_forward_that_forgets_to_return_is_named_by_every_check(check):
+    message = failure(check, SquareForgetsToReturn.apply, square)
+    assert message.startswith("SquareForgetsToReturn returns None where a tensor should be.")
+    assert "does not `return` it" in message
+
+
+@pytest.mark.parametrize(
+    ("check", "function", "reference"),
+    [
+        pytest.param(
+            check_first_derivative, SinhMarksExtrasNonDifferentiable.apply, sinh_and_exps, id="apply"
+        ),
+        pytest.param(check_second_derivative, sinh_marking_extras, sinh, id="behind_a_wrapper"),
+    ],
+)
+def test_extra_outputs_marked_non_differentiable_are_named(check, function, reference):
+    message = failure(check, function, reference)
+    assert "Likely cause: forward marks its extra outputs non-differentiable" in message
+    assert "cut off" not in message
+
+
 def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_references_parameter():
     check_forward(ScaledCubeWrongGradX.apply, scaled_cube)
     message = failure(check_first_derivative, ScaledCubeWrongGradX.apply, scaled_cube)
@@ -715,7 +794,7 @@ def test_gradients_returned_in_the_wrong_order_are_named_as_swapped():
 
 def test_input_called_grad_out_is_not_blamed_for_the_gradient_backward_ignores():
     message = failure(check_first_derivative, ScaledCubeIgnoresGrad.apply, scaled_cube)
-    assert "with a random gradient fed to backward:" in message
+    assert "with a random gradient fed to backward (" in message
     assert "without multiplying by the gradient fed to backward (backward's argument after ctx)" in message
 
 
@@ -801,7 +880,7 @@ def test_wrong_number_of_outputs_fails_every_check(check):
 @pytest.mark.parametrize("check", CHECKS)
 def test_stub_forward_is_reported_as_not_written_yet(check):
     message = failure(check, SquareStub.apply, square)
-    assert message.startswith("SquareStub is not written yet: calling it raises NotImplementedError.")
+    assert message.startswith("SquareStub.forward is not written yet: calling it raises NotImplementedError.")
     assert "Replace `raise NotImplementedError()` with your code." in message
 
 
@@ -864,7 +943,7 @@ def test_killing_the_checker_fails_that_check_and_the_next_check_restarts_it():
 # Cheating does not pay.
 
 
-@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("check", CHECKS[:2])
 @pytest.mark.parametrize(
     ("function", "replaced"),
     [
@@ -877,12 +956,13 @@ def test_killing_the_checker_fails_that_check_and_the_next_check_restarts_it():
         pytest.param(PatchesTensorAll.apply, "Tensor.all", id="inherited_tensor_method"),
     ],
 )
-def test_patching_torch_while_checked_voids_the_check_naming_what_was_replaced(function, replaced, check):
+def test_patching_torch_while_checked_does_not_make_a_wrong_answer_pass(function, replaced, check):
+    """The comparison runs in the checker on plain numbers, never where the answer's patches live: a
+    forward that patches `replaced` and cubes fails on its values, named as a wrong forward. (Its
+    backward is Square's, so its second derivative is right: that check has nothing to catch.)"""
     message = failure(check, function, square)
-    assert message == (
-        f"Your code replaced {replaced}. Answers may not change torch, NumPy or the checks; "
-        "this check gives no credit."
-    )
+    assert "forward is wrong" in message or message.startswith("Forward value is wrong")
+    assert "replaced" not in message
 
 
 def test_patching_torch_in_the_callers_process_does_not_make_a_wrong_answer_pass(monkeypatch):
@@ -941,3 +1021,119 @@ def test_function_that_cannot_be_pickled_fails_saying_it_could_not_be_sent(resou
         f"Could not send square_with_resource to the checker ({reason}). "
         "Define it at the top level of a cell, using only tensors, modules and functions."
     )
+
+
+# Forgeries: answers that try to pass without computing. The checker compares plain numbers in a
+# process where none of the answer's code runs, so each fails on what it really computed.
+
+_PASSING = b'{"passed": true, "message": ""}'
+_FRAMED_PASS = len(_PASSING).to_bytes(4, "big") + _PASSING
+
+
+class WritesAPassingVerdict(Square):
+    """forward writes a framed passing verdict to every descriptor its process holds, then exits."""
+
+    @staticmethod
+    def forward(ctx, x):
+        for fd in range(3, 64):
+            with contextlib.suppress(OSError):
+                os.write(fd, _FRAMED_PASS)
+        os._exit(0)
+
+
+class LyingTensor(torch.Tensor):
+    """Zeros that say they are close to, and equal to, anything."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.isclose, torch.Tensor.eq, torch.eq, torch.Tensor.__eq__):
+            return torch.ones_like(torch.Tensor._make_subclass(torch.Tensor, args[0]), dtype=torch.bool)
+        if func in (torch.allclose, torch.equal, torch.Tensor.__bool__):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class ReturnsLyingZeros(Function):
+    """Computes nothing: zeros that lie, forward and backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.zeros_like(x).as_subclass(LyingTensor)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.zeros_like(grad_out).as_subclass(LyingTensor)
+
+
+class AgreeingMode(torch.overrides.TorchFunctionMode):
+    """Left pushed by the answer: every comparison says close."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (torch.isclose, torch.Tensor.isclose):
+            return torch.ones(args[0].shape, dtype=torch.bool)
+        if func in (torch.allclose, torch.equal):
+            return True
+        return func(*args, **(kwargs or {}))
+
+
+class PushesAnAgreeingMode(Function):
+    """Computes nothing, forward and backward, and leaves a mode that agrees with everything."""
+
+    @staticmethod
+    def forward(ctx, x):
+        AgreeingMode().__enter__()
+        return torch.zeros_like(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return torch.zeros_like(grad_out)
+
+
+class ThreadKeepsWriting(Square):
+    """forward leaves a thread writing passing verdicts to every descriptor, and returns zeros."""
+
+    @staticmethod
+    def forward(ctx, x):
+        def forge():
+            while True:
+                for fd in range(3, 64):
+                    with contextlib.suppress(OSError):
+                        os.write(fd, _FRAMED_PASS)
+
+        threading.Thread(target=forge, daemon=True).start()
+        ctx.save_for_backward(x)
+        return torch.zeros_like(x)
+
+
+class _RunsWhenUnpickled:
+    """Code that runs where it is unpickled: it writes a passing verdict everywhere it can."""
+
+    def __reduce__(self):
+        forge = "import os\nfor fd in range(3, 64):\n    try: os.write(fd, FORGED)\n    except OSError: pass"
+        forge = forge.replace("FORGED", repr(_FRAMED_PASS))
+        return (exec, (forge,))
+
+
+_HOOK = _RunsWhenUnpickled()
+
+
+def zeros_with_a_reduce_hook(x):
+    """Pickled with the object above, so its code runs wherever this function is unpickled."""
+    assert _HOOK is not None
+    return torch.zeros_like(x)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(WritesAPassingVerdict.apply, id="verdict_on_every_pipe"),
+        pytest.param(ReturnsLyingZeros.apply, id="tensor_subclass_lying_to_isclose"),
+        pytest.param(PushesAnAgreeingMode.apply, id="torch_function_mode_left_pushed"),
+        pytest.param(ThreadKeepsWriting.apply, id="thread_still_writing"),
+        pytest.param(zeros_with_a_reduce_hook, id="code_in_reduce"),
+    ],
+)
+def test_forgeries_get_no_credit(function, check):
+    failure(check, function, square)
+    check_forward(Square.apply, square)

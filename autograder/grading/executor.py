@@ -7,7 +7,12 @@ grades the executed notebook exactly as it grades one run by a kernel.
 """
 
 import io
+import json
+import os
+import select
+import signal
 import sys
+import time
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -15,20 +20,55 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import Type
 from traitlets.config import Config
 
+import autograder.checks
+from autograder import _arrays
+from autograder._protocol import read_message, write_message
+from autograder.probe import measure
+
+# What one cell may print or display before the rest is cut: a student who prints in a loop keeps a
+# readable notebook, and the grader's memory stays bounded.
+OUTPUT_LIMIT = 1_000_000
+_CUT = "\n[... output cut: this cell printed or displayed more than {limit:,} characters]\n"
+# Messages from the worker: a cell to run, or a check's request to measure the student's function.
+CELL, PROBE = b"c", b"p"
+
 
 class _Recorder:
-    """The outputs of the cell that is running, in the order they happened."""
+    """The outputs of the cell that is running, in the order they happened, up to OUTPUT_LIMIT
+    characters; past it, one visible note says the rest was cut."""
 
     def __init__(self) -> None:
         self.outputs: list[dict] = []
+        self.size = 0
+
+    def start(self) -> None:
+        self.outputs, self.size = [], 0
+
+    def _room(self, wanted: int) -> int:
+        """How much of `wanted` characters still fits; the first overflow adds the note."""
+        room = max(OUTPUT_LIMIT - self.size, 0)
+        if wanted > room and self.size <= OUTPUT_LIMIT:
+            self.size = OUTPUT_LIMIT + 1
+            self.outputs.append(
+                {"output_type": "stream", "name": "stdout", "text": _CUT.format(limit=OUTPUT_LIMIT)}
+            )
+            return room
+        self.size += wanted
+        return wanted
 
     def stream(self, name: str, text: str) -> None:
+        text = text[: self._room(len(text))]
+        if not text:
+            return
         if self.outputs and self.outputs[-1].get("name") == name:
             self.outputs[-1]["text"] += text
         else:
             self.outputs.append({"output_type": "stream", "name": name, "text": text})
 
     def display(self, data: dict, metadata: dict, execution_count: int | None = None) -> None:
+        size = len(json.dumps(data, default=str))
+        if self._room(size) < size:
+            return
         output = {"output_type": "display_data", "data": data, "metadata": metadata}
         if execution_count is not None:
             output |= {"output_type": "execute_result", "execution_count": execution_count}
@@ -102,10 +142,85 @@ def create_shell() -> ExecutorShell:
 
 def run_cell(shell: ExecutorShell, source: str) -> tuple[list[dict], int]:
     """Run one cell as a kernel would; return its outputs and execution count."""
-    _recorder.outputs = []
+    _recorder.start()
     sys.stdout, sys.stderr = _Stream("stdout"), _Stream("stderr")
     try:
         shell.run_cell(source, store_history=True)
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     return _recorder.outputs, shell.execution_count - 1
+
+
+def _measure_in_child(shell: ExecutorShell, request: dict, reply_fd: int) -> None:
+    """In a child forked for one check: the student's function measured, sent as plain numbers."""
+    try:
+        payload = _arrays.pack(measure.measure_in(request, shell.user_ns))
+    except BaseException as error:  # noqa: BLE001 - the child must always answer, whatever it ran
+        payload = _arrays.pack({"refused": f"The checker could not run your code: {type(error).__name__}"})
+    with os.fdopen(reply_fd, "wb") as reply:
+        reply.write(payload)
+    os._exit(0)
+
+
+def probe(shell: ExecutorShell, request: dict) -> bytes:
+    """One check's measurement, taken in a forked child so that the check leaves the notebook as it
+    was; a child that runs past the check's time limit is killed, one that dies is reported."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _measure_in_child(shell, request, write_fd)
+    os.close(write_fd)
+    timeout = float(request["timeout"])
+    chunks, timed_out, deadline = [], False, time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            os.kill(pid, signal.SIGKILL)
+            break
+        if not select.select([read_fd], [], [], remaining)[0]:
+            continue
+        chunk = os.read(read_fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_fd)
+    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        message = (
+            f"Your code did not finish within {timeout:g} s. Look for a loop that never ends in forward "
+            "or backward."
+        )
+    elif chunks:
+        return b"".join(chunks)
+    else:
+        cause = (
+            signal.Signals(os.WTERMSIG(status)).name
+            if os.WIFSIGNALED(status)
+            else f"exit code {os.WEXITSTATUS(status)}"
+        )
+        message = (
+            f"Your code ended the checker process ({cause}) before it could answer. "
+            "Does it call sys.exit, os._exit, or use too much memory?"
+        )
+    return _arrays.pack({"refused": message})
+
+
+def serve(shell: ExecutorShell, requests_fd: int, replies_fd: int) -> None:
+    """The executor's loop: run each cell, or measure for a check, as the worker asks, until it stops."""
+    requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
+    # A lesson's own cells may call the checks to show what they say; no interpreter may be started here.
+    autograder.checks._checker.fork_instead = True
+    # The worker interrupts a cell that runs too long; an interrupt that arrives just after the cell
+    # ended must not kill the executor while it waits for the next one.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while (message := read_message(requests)) is not None:
+        kind, body = message[:1], message[1:]
+        if kind == PROBE:
+            write_message(replies, probe(shell, _arrays.unpack(body)))
+            continue
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        outputs, count = run_cell(shell, body.decode())
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        write_message(replies, json.dumps({"outputs": outputs, "execution_count": count}).encode())

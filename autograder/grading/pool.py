@@ -14,15 +14,17 @@ _WORKER_GRACE = 60.0
 
 
 class _Worker:
-    """One worker process, restarted when it dies."""
+    """One worker process, restarted when it dies; `settings` say how it confines notebooks."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: dict) -> None:
+        self._settings = json.dumps(settings)
         self._process = self._start()
 
-    @staticmethod
-    def _start() -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [sys.executable, "-m", "autograder.grading.worker", self._settings],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
         )
 
     def grade(self, job: dict) -> list[dict] | str:
@@ -51,8 +53,8 @@ class _Worker:
 class WorkerPool:
     """`size` workers, each fed by its own thread; results arrive on `results` as (tag, outcome)."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self, size: int, settings: dict) -> None:
+        self.size, self._settings = size, settings
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
         self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(size)]
@@ -60,7 +62,7 @@ class WorkerPool:
             thread.start()
 
     def _serve(self) -> None:
-        worker = _Worker()
+        worker = _Worker(self._settings)
         try:
             while (item := self.jobs.get()) is not None:
                 tag, job = item

@@ -1,22 +1,30 @@
-"""A grading worker: a warmed template process that forks an executor and a checker per notebook.
+"""A grading worker: a warmed template process that grades one notebook at a time.
 
-The worker imports torch, matplotlib and the checks once, warms them up, then never runs student code
-itself. For each notebook it forks a fresh executor (which runs the cells) and a fresh checker (which
-the test cells ask for verdicts), in one process group that is killed when the notebook is done.
-Cells are sent one at a time, each with a time limit; a cell that runs too long is interrupted, and
-killed with its notebook if it does not stop.
+The worker imports torch, matplotlib and IPython once and warms them up; it never runs student code,
+and never reads a job either. Per notebook it forks a grading child, which forks two processes:
 
-Jobs arrive on stdin and results leave on stdout as length-prefixed JSON (see `_protocol`).
+- the executor, confined by the kernel (`confine.Sandbox`) before any of the notebook's code runs. It is
+  forked *before* the grading child reads the notebook's job, so it never holds the test cells or the
+  seed: only the cells it is sent, one at a time;
+- the judge (`autograder.judge.test_cells`), which runs the instructor's test cells with the checks
+  recorded, plans each check, and compares what the executor measured with the reference. It never
+  runs student code.
+
+Student cells go to the executor; test cells go to the judge, whose requests for measurements the
+worker carries to the executor and whose answers it carries back. A cell that runs too long is
+interrupted, and killed with its notebook if it does not stop.
+
+Jobs arrive on stdin and results leave on stdout as length-prefixed JSON (see `_protocol`). The
+run's settings (memory, excluded folders, whether submissions are trusted) come as the first argument.
 """
 
 import contextlib
+import gc
 import json
 import os
 import select
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,14 +34,24 @@ matplotlib.use("module://matplotlib_inline.backend_inline")
 
 import torch
 
+import autograder
 import autograder.checks
-from autograder import _checker_server, _integrity
+from autograder import _arrays
 from autograder._protocol import read_message, take_message, write_message
-from autograder.grading import executor, sandbox
+from autograder.grading import confine, executor
 from autograder.grading.results import Status
+from autograder.judge import plan, test_cells
+from autograder.probe import measure
+from autograder.release import COURSE_DIRECTORY
 
+# A grading child's exit code when the pool has closed the job pipe.
+_NO_MORE_JOBS = 3
 # After a timeout the cell is interrupted; this long to stop on its own before it is killed.
 _INTERRUPT_GRACE = 3.0
+# The executor's reply to one cell or check, and all of one notebook's, at most (cells cut their own
+# output well below this; only a notebook writing to the grader's pipe itself reaches it).
+_REPLY_LIMIT = 16 * 2**20
+_NOTEBOOK_LIMIT = 64 * 2**20
 _WARM_UP_CELL = """
 import matplotlib.pyplot as plt
 import torch
@@ -41,6 +59,8 @@ from autograder import draw_graph
 
 x = torch.rand(3, dtype=torch.float64, requires_grad=True)
 torch.autograd.gradgradcheck(lambda t: (t ** 3).sin(), (x,))
+torch.func.grad(torch.sin)(x[0])
+torch.func.jvp(torch.sin, (x,), (x,))
 plt.plot([0, 1], [1, 0])
 plt.show()
 (grad_x,) = torch.autograd.grad((x ** 2).sum(), x, create_graph=True)
@@ -51,20 +71,58 @@ draw_graph(grad_x=grad_x, x=x)
 def warm_up() -> executor.ExecutorShell:
     """Pay torch's, matplotlib's and IPython's first-use costs once, here, instead of per notebook."""
     torch.set_num_threads(1)
-    # Importing the checks started a checker of its own; every notebook gets a forked one instead.
+    # Importing the checks started a checker of its own; the class grader judges test cells itself.
     autograder.checks._checker.stop()
     shell = executor.create_shell()
     executor.run_cell(shell, _WARM_UP_CELL)
     shell.reset(new_session=True)
     shell.execution_count = 1
-    _integrity.take_snapshot()
+
+    # The judge's and the probe's first checks, on the worker's own functions, never a student's.
+    def sine(x):
+        return torch.sin(x)
+
+    for kind in ("forward", "first_derivative", "second_derivative"):
+        made = plan.plan_function(kind, sine, False, -1.0, 1.0)
+        _arrays.pack(measure.measure(made["probe"] | {"kind": kind, "name": "sine", "names": ["x"]}, sine))
+    # Every object so far is the template's: the collector in a forked child leaves them alone, so the
+    # child copies (and is charged for) fewer of the worker's pages.
+    gc.freeze()
     return shell
 
 
-def _address_space() -> int:
-    """This process's virtual size: forked children start from it, so their cap is relative to it."""
+def _sizes() -> tuple[int, int]:
+    """This process's virtual and resident size: forked children start from them."""
     with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        virtual, resident = statm.read().split()[:2]
+    return int(virtual) * os.sysconf("SC_PAGE_SIZE"), int(resident) * os.sysconf("SC_PAGE_SIZE")
+
+
+def sandbox_for(settings: dict) -> confine.Sandbox:
+    """A notebook's confinement: it may read the course's public modules, and run Graphviz's dot.
+
+    Its memory caps count from the worker's own size, which its processes start from: what the notebook
+    may add is `memory_mb`, for each process (its address space) and for all of them together (every
+    page they touch, the worker's pages they copy on first write included)."""
+    memory = settings["memory_mb"] * 2**20
+    virtual, resident = _sizes()
+    limits = confine.Limits(
+        memory_bytes=resident + memory,
+        address_space_bytes=virtual + memory,
+        max_processes=settings.get("max_processes", 64),
+        max_file_bytes=min(memory, 256 * 2**20),
+        max_open_files=256,
+        scratch_bytes=64 * 2**20,
+    )
+    dot = Path("/usr/bin/dot")
+    return confine.Sandbox(
+        limits,
+        readable=[Path(autograder.__file__).parent],
+        executables=[dot] if dot.exists() else [],
+        # The run names its machine's folders; wherever this worker runs, its own solutions are kept out.
+        excluded=[Path(p) for p in settings["excluded"]] + [COURSE_DIRECTORY],
+        trusted=settings.get("trusted", False),
+    )
 
 
 def _silence_stdio() -> None:
@@ -73,158 +131,160 @@ def _silence_stdio() -> None:
         os.dup2(devnull, fd)
 
 
-class _Audit:
-    """The verdicts the checker vouches for, one JSON line each, on a pipe that only it and the worker
-    hold. The pipe is drained while cells run: a checker blocked writing to a full pipe would hang the
-    check, and with it the cell."""
+class _Replies:
+    """Messages from a process that runs student code: reading never waits past a deadline, and bytes
+    that are not a message, or more of them than a notebook may send, raise ValueError."""
 
     def __init__(self, fd: int) -> None:
-        # `open` while the checker may still write: until end of file, or until the worker closes it.
-        self.fd, self.open, self._buffer = fd, True, bytearray()
-        os.set_blocking(fd, False)
-
-    def drain(self) -> None:
-        while self.open:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            self.open = bool(chunk)
-            self._buffer += chunk
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd, self.open = -1, False
-
-    def verdicts(self) -> list[dict]:
-        """The verdicts whole since the last call; a line still being written waits for the next."""
-        self.drain()
-        complete, _, self._buffer = self._buffer.rpartition(b"\n")
-        return [json.loads(line) for line in complete.splitlines()]
-
-
-class _Replies:
-    """The executor's replies. Student code runs in the executor and can write to this pipe as well, so
-    reading never waits past a deadline, and bytes that are not a reply raise ValueError."""
-
-    def __init__(self, fd: int, limit: int, audit: _Audit) -> None:
-        self.fd, self.limit, self.audit, self._buffer = fd, limit, audit, bytearray()
+        self.fd, self._buffer, self._total = fd, bytearray(), 0
 
     def next(self, timeout: float) -> bytes | bool | None:
-        """The next reply, None if the executor has gone, False if none was complete within `timeout`."""
+        """The next message, None if the writer has gone, False if none was complete within `timeout`."""
         deadline = time.monotonic() + timeout
-        while (message := take_message(self._buffer, self.limit)) is None:
-            waiting_for = [self.fd, self.audit.fd] if self.audit.open else [self.fd]
-            ready, _, _ = select.select(waiting_for, [], [], max(deadline - time.monotonic(), 0))
-            if not ready:
+        while (message := take_message(self._buffer, _REPLY_LIMIT)) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select_readable(self.fd, remaining):
                 return False
-            if self.audit.fd in ready:
-                self.audit.drain()
-            if self.fd in ready:
-                chunk = os.read(self.fd, 1 << 16)
-                if not chunk:
-                    return None
-                self._buffer += chunk
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self._total += len(chunk)
+            if self._total > _NOTEBOOK_LIMIT:
+                raise ValueError("more output than the grader keeps for a notebook")
+            self._buffer += chunk
         return message
 
 
-def _decode(reply: bytes) -> dict:
+def select_readable(fd: int, timeout: float) -> bool:
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Close every descriptor above stdio that is not in `keep`."""
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+
+
+def _decode_cell(reply: bytes) -> dict:
     """A cell's outputs and execution count; ValueError if the reply is not what the executor sends."""
     result = json.loads(reply)
     if not (isinstance(result, dict) and set(result) == {"outputs", "execution_count"}):
         raise ValueError("not a cell's result")
+    if not isinstance(result["outputs"], list) or not all(isinstance(o, dict) for o in result["outputs"]):
+        raise ValueError("not a cell's outputs")
     return result
 
 
-def _in_child(body, *args) -> None:
-    """Run a forked child's body and exit; whatever happens, it never returns into the worker."""
-    try:
-        body(*args)
-    finally:
-        os._exit(0)
+def _no_outputs(status: Status, reason: str) -> dict:
+    return {"outputs": [], "execution_count": None, "status": status, "reason": reason}
 
 
-class NotebookProcesses:
-    """One notebook's executor and checker, forked from the warmed worker into one process group."""
+class Notebook:
+    """One notebook's confined executor, forked before its job is known, and later its judge."""
 
-    def __init__(self, shell: executor.ExecutorShell, job: dict, worker_fds: tuple[int, ...]) -> None:
-        limits = ([Path(p) for p in job["protected"]], _address_space() + job["memory_mb"] * 2**20)
-        # The notebook's working folder, made here so that it is removed with the notebook.
-        self.folder = tempfile.mkdtemp(prefix="notebook-")
-        # (read end, write end) of each pipe, named for the direction it carries.
-        pipes = {
-            name: os.pipe()
-            for name in ("to_checker", "from_checker", "to_executor", "from_executor", "audit")
-        }
-        executor_fds = (
-            pipes["to_executor"][0],
-            pipes["from_executor"][1],
-            pipes["to_checker"][1],
-            pipes["from_checker"][0],
-        )
-        checker_fds = (pipes["to_checker"][0], pipes["from_checker"][1], pipes["audit"][1])
-        worker_fds_kept = (pipes["to_executor"][1], pipes["from_executor"][0], pipes["audit"][0])
-        # Each child closes every end that is not its own, and the worker's own protocol pipes: student
-        # code must not be able to write a result, or an audited verdict, for the worker to read.
-        every_fd = {fd for pair in pipes.values() for fd in pair} | set(worker_fds)
+    def __init__(self, shell: executor.ExecutorShell, settings: dict) -> None:
+        self.sandbox = sandbox_for(settings)
+        cells_read, cells_write = os.pipe()
+        replies_read, replies_write = os.pipe()
 
-        self.executor = os.fork()
-        if self.executor == 0:
-            os.setpgid(0, 0)
-            _close(every_fd - set(executor_fds))
-            _in_child(_run_executor, shell, executor_fds, limits, self.folder)
-        self.group = self.executor
-        os.setpgid(self.executor, self.group)
+        def body() -> None:
+            _silence_stdio()
+            executor.serve(shell, cells_read, replies_write)
 
-        self.checker = os.fork()
-        if self.checker == 0:
-            os.setpgid(0, self.group)
-            _close(every_fd - set(checker_fds))
-            _in_child(_run_checker, checker_fds, limits, job["seed"])
-        os.setpgid(self.checker, self.group)
+        self.sandbox.spawn(body, keep_fds=(cells_read, replies_write))
+        os.close(cells_read)
+        os.close(replies_write)
+        self._cells = os.fdopen(cells_write, "wb")
+        self._replies = _Replies(replies_read)
+        self.alive = True
+        self._judge: tuple[int, object, object] | None = None
 
-        _close(every_fd - set(worker_fds_kept) - set(worker_fds))
-        self._cells = os.fdopen(pipes["to_executor"][1], "wb")
-        self._audit = _Audit(pipes["audit"][0])
-        # A reply cannot be longer than what the executor can hold in its memory.
-        self._replies = _Replies(pipes["from_executor"][0], job["memory_mb"] * 2**20, self._audit)
-
-    @property
-    def alive(self) -> bool:
-        return self.executor is not None
+    def start_judge(self, seed: int) -> None:
+        """Fork the judge now that the job (and its seed) is known; it never meets student code."""
+        to_judge, from_judge = os.pipe(), os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            _silence_stdio()
+            _close_all_but({to_judge[0], from_judge[1]})
+            try:
+                test_cells.serve(seed, to_judge[0], from_judge[1])
+            finally:
+                os._exit(0)
+        os.close(to_judge[0])
+        os.close(from_judge[1])
+        self._judge = (pid, os.fdopen(to_judge[1], "wb"), os.fdopen(from_judge[0], "rb"))
 
     def run_cell(self, source: str, timeout: float, overrun: str) -> dict:
-        """Run one cell: its outputs, execution count, status, the reason for a bad status, and the
-        verdicts the checker gave while it ran. `overrun` names the limit that `timeout` enforces."""
-        return self._run_cell(source, timeout, overrun) | {"verdicts": self._audit.verdicts()}
-
-    def _run_cell(self, source: str, timeout: float, overrun: str) -> dict:
+        """Run a student's cell in the executor: its outputs, execution count, status and reason, and
+        the seconds the executor took."""
+        started = time.monotonic()
         try:
-            write_message(self._cells, source.encode())
+            reply = self._send(executor.CELL + source.encode(), timeout, overrun)
+            if isinstance(reply, dict):
+                return reply
+            result = _decode_cell(reply[0]) | {"status": reply[1], "reason": reply[2]}
+            return result | {"seconds": time.monotonic() - started}
+        except ValueError:
+            return self._broken()
+
+    def run_test(self, source: str, timeout: float, overrun: str) -> dict:
+        """Judge a test cell: the judge's outputs for it, the executor measuring on the judge's behalf."""
+        _, requests, answers = self._judge
+        write_message(requests, source.encode())
+        started = time.monotonic()
+        while (message := read_message(answers)) is not None:
+            tree = _arrays.unpack(message)
+            if "outputs" in tree:
+                return {
+                    "outputs": tree["outputs"],
+                    "execution_count": None,
+                    "status": Status.OK,
+                    "reason": "",
+                }
+            remaining = timeout - (time.monotonic() - started)
+            try:
+                reply = self._send(executor.PROBE + _arrays.pack(tree["probe"]), remaining, overrun)
+            except ValueError:
+                return self._broken()
+            if isinstance(reply, dict):
+                return reply
+            write_message(requests, reply[0])
+        raise RuntimeError("the judge stopped")
+
+    def _send(self, message: bytes, timeout: float, overrun: str) -> dict | tuple[bytes, Status, str]:
+        """(reply, status, reason), or the cell's result when the notebook died or was stopped."""
+        if not self.alive:
+            return _no_outputs(Status.KERNEL_DIED, "the notebook's process had already ended")
+        try:
+            write_message(self._cells, message)
         except BrokenPipeError:
             return self._died()
-        try:
-            reply = self._replies.next(timeout)
-            if reply is None:
-                return self._died()
-            status, reason = Status.OK, ""
-            if reply is False:
-                os.kill(self.executor, signal.SIGINT)
-                if not (reply := self._replies.next(_INTERRUPT_GRACE)):
-                    self.close()
-                    return _no_outputs(Status.TIMEOUT, f"{overrun} and did not stop when interrupted")
-                status, reason = Status.TIMEOUT, f"{overrun} and was interrupted"
-            return _decode(reply) | {"status": status, "reason": reason}
-        except ValueError:
+        reply = self._replies.next(timeout)
+        if reply is None:
+            return self._died()
+        if reply is not False:
+            return reply, Status.OK, ""
+        os.kill(self.sandbox.pid, signal.SIGINT)
+        reply = self._replies.next(_INTERRUPT_GRACE)
+        if not reply:
             self.close()
-            reason = "the notebook's process wrote something other than its results to the grader's pipe"
-            return _no_outputs(Status.KERNEL_DIED, reason)
+            return _no_outputs(Status.TIMEOUT, f"{overrun} and did not stop when interrupted")
+        return reply, Status.TIMEOUT, f"{overrun} and was interrupted"
+
+    def _broken(self) -> dict:
+        self.close()
+        reason = "the notebook's process wrote something other than its results to the grader's pipe"
+        return _no_outputs(Status.KERNEL_DIED, reason)
 
     def _died(self) -> dict:
-        _, status = os.waitpid(self.executor, 0)
-        self.executor = None
-        if os.WIFSIGNALED(status):
+        self.sandbox.kill()
+        status = self.sandbox.wait()
+        if self.sandbox.out_of_memory():
+            cause = "the notebook used more memory than it may, and the kernel stopped it"
+        elif os.WIFSIGNALED(status):
             cause = f"the notebook's process was ended by {signal.Signals(os.WTERMSIG(status)).name}"
             cause += " (out of memory, or a crash)"
         else:
@@ -233,91 +293,95 @@ class NotebookProcesses:
         return _no_outputs(Status.KERNEL_DIED, cause)
 
     def close(self) -> None:
-        """Kill everything the notebook started (its whole group) and reap our two children."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.group, signal.SIGKILL)
-        for pid in (self.executor, self.checker):
-            if pid is not None:
-                os.waitpid(pid, 0)
-        self.executor = self.checker = None
-        self._cells.close()
-        os.close(self._replies.fd)
-        self._audit.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Kill everything the notebook started and the judge; nothing of the notebook remains."""
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(BrokenPipeError):
+                self._cells.close()
+            os.close(self._replies.fd)
+            self.sandbox.close()
+        if self._judge is not None:
+            pid, requests, answers = self._judge
+            requests.close()
+            answers.close()
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            self._judge = None
 
 
-def _close(fds) -> None:
-    for fd in fds:
-        os.close(fd)
-
-
-def _no_outputs(status: Status, reason: str) -> dict:
-    return {"outputs": [], "execution_count": None, "status": status, "reason": reason, "verdicts": []}
-
-
-def _run_executor(shell, fds: tuple[int, int, int, int], limits, folder: str) -> None:
-    """The forked executor: run each cell it is sent and reply with its outputs, until end of input."""
-    cells_in, results_out, to_checker, from_checker = fds
-    os.chdir(folder)
-    _silence_stdio()
-    autograder.checks._checker.attach(os.fdopen(to_checker, "wb"), os.fdopen(from_checker, "rb"))
-    cells, results = os.fdopen(cells_in, "rb"), os.fdopen(results_out, "wb")
-    sandbox.install(*limits)
-    # The worker interrupts a cell that runs too long; an interrupt that arrives just after the cell
-    # ended must not kill the executor while it waits for the next one.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while (source := read_message(cells)) is not None:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        outputs, count = executor.run_cell(shell, source.decode())
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        write_message(results, json.dumps({"outputs": outputs, "execution_count": count}).encode())
-
-
-def _run_checker(fds: tuple[int, int, int], limits, seed: int) -> None:
-    """The forked checker: pristine, since it was forked before any student code ran."""
-    _silence_stdio()
-    sandbox.install(*limits)
-    requests, replies, audit = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb"), os.fdopen(fds[2], "wb")
-    _checker_server.serve(requests, replies, seed=seed, audit=audit)
-
-
-def grade_notebook(shell: executor.ExecutorShell, job: dict, worker_fds: tuple[int, ...]) -> list[dict]:
+def grade_notebook(notebook: Notebook, job: dict) -> list[dict]:
     """Run every code cell of one notebook; a cell after the notebook's death is reported, not run."""
-    processes = NotebookProcesses(shell, job, worker_fds)
+    notebook.start_judge(job["seed"])
     budget = job["notebook_timeout"]
     notebook_overrun = f"the notebook ran past its {job['notebook_timeout']:g} s limit"
     results = []
     try:
-        for source in job["cells"]:
-            if processes.alive and budget <= 0:
+        for cell in job["cells"]:
+            if notebook.alive and budget <= 0:
                 # The notebook's time is up: the cells left are not started.
-                processes.close()
+                notebook.close()
                 results.append(_no_outputs(Status.TIMEOUT, notebook_overrun))
-            elif not processes.alive:
+            elif not notebook.alive:
                 results.append(_no_outputs(results[-1]["status"], results[-1]["reason"]))
             else:
-                started = os.times().elapsed
+                started = time.monotonic()
                 if budget < job["cell_timeout"]:
-                    results.append(processes.run_cell(source, budget, notebook_overrun))
+                    timeout, overrun = budget, notebook_overrun
                 else:
-                    overrun = f"the cell ran past {job['cell_timeout']:g} s"
-                    results.append(processes.run_cell(source, job["cell_timeout"], overrun))
-                budget -= os.times().elapsed - started
+                    timeout, overrun = job["cell_timeout"], f"the cell ran past {job['cell_timeout']:g} s"
+                run = notebook.run_test if cell["test"] else notebook.run_cell
+                results.append(run(cell["source"], timeout, overrun))
+                budget -= time.monotonic() - started
     finally:
-        if processes.alive:
-            processes.close()
+        notebook.close()
     return results
 
 
+def _grade_one(shell: executor.ExecutorShell, settings: dict, requests, replies) -> int:
+    """In a child of the template: one notebook. Its executor is forked before the job is read. A
+    failure of the grader's own (the sandbox could not be set up, say) is the notebook's outcome, with
+    its reason, as a string: the pool records it and the worker goes on with the next notebook."""
+    try:
+        notebook = Notebook(shell, settings)
+    except Exception as error:  # noqa: BLE001 - said in the outcome of the job it would have graded
+        notebook, failure = None, f"the grader could not start this notebook: {type(error).__name__}: {error}"
+    job = read_message(requests)
+    if job is None:
+        if notebook is not None:
+            notebook.close()
+        return _NO_MORE_JOBS
+    if notebook is not None:
+        try:
+            outcome = grade_notebook(notebook, json.loads(job))
+        except Exception as error:  # noqa: BLE001 - as above
+            outcome = f"the grader failed on this notebook: {type(error).__name__}: {error}"
+    else:
+        outcome = failure
+    write_message(replies, json.dumps(outcome).encode())
+    return 0
+
+
 def main() -> None:
-    requests, replies = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
-    # Nothing but results may reach the main process: stray prints go nowhere.
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    settings = json.loads(sys.argv[1])
+    # The job pipe moves off fd 0 and nothing but results may reach the main process: the executor
+    # keeps fds 0 to 2, which are then /dev/null.
+    requests, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    _silence_stdio()
     shell = warm_up()
-    worker_fds = (requests.fileno(), replies.fileno())
-    while (job := read_message(requests)) is not None:
-        results = grade_notebook(shell, json.loads(job), worker_fds)
-        write_message(replies, json.dumps(results).encode())
+    # The template never reads a job: each notebook is graded by a child of its own, so no later
+    # notebook's executor is forked from memory that held another student's cells or a test's source.
+    while True:
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                code = _grade_one(shell, settings, requests, replies)
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            # End of jobs, or a grading child that failed: the pool restarts a worker that stopped.
+            return
 
 
 if __name__ == "__main__":

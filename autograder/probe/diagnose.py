@@ -2,7 +2,8 @@
 the error autograd raised.
 
 A failed comparison says *what* is wrong; these say *why*, by looking at what a Function kept on
-`ctx`, what its backward calls, and how its gradients behave.
+`ctx`, what its backward calls, and how its gradients behave. They run beside student code, so they
+only ever add text to a verdict the judge reached on its own.
 """
 
 import types
@@ -121,6 +122,24 @@ def changes_outputs_in_backward(outputs: tuple, inputs: tuple[torch.Tensor, ...]
     return any(t._version != v for t, v in zip(tensors, versions, strict=True))
 
 
+def non_differentiable_extras(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """A hint when the Function behind `output` returns extra outputs it marked non-differentiable,
+    though they depend on x (seen even when a wrapper passes on the first output alone)."""
+    cls = function_class(output)
+    try:
+        outputs = cls.apply(*inputs) if cls is not None else ()
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return None
+    tensors = [o for o in outputs if isinstance(o, torch.Tensor)] if isinstance(outputs, tuple) else []
+    if len(tensors) < 2 or not tensors[0].requires_grad or all(o.requires_grad for o in tensors[1:]):
+        return None
+    return (
+        "Likely cause: forward marks its extra outputs non-differentiable (ctx.mark_non_differentiable), "
+        "so no gradient flows through them; but they depend on x, and the gradients that reach them "
+        "are part of grad_x. Mark only outputs that truly carry no gradient, such as indices or masks."
+    )
+
+
 def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
     """A hint when the Function behind `output` returns extra outputs whose gradients backward drops."""
     cls = function_class(output)
@@ -146,34 +165,6 @@ def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]
             "outputs, so backward must add their contributions to grad_x, even if nobody uses the "
             "extra outputs directly."
         )
-    return None
-
-
-def ignores_grad_out(
-    expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
-) -> str | None:
-    """A hint when backward returns the bare derivative, forgetting to multiply by the incoming gradient."""
-    if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
-        return None
-    if torch.allclose(got.detach(), (expected / grad_out).detach(), rtol=1e-6, atol=1e-9):
-        return (
-            f"Likely cause: backward returns the local derivative without multiplying by {incoming} "
-            "(backward's argument after ctx). The chain rule needs grad_x = grad_out * (d out / d x)."
-        )
-    return None
-
-
-def swapped_gradients(got, expected, names: list[str]) -> str | None:
-    """A hint when backward returns right gradients in the wrong order (only with two or more inputs)."""
-    if len(names) < 2 or any(g is None or e is None for g, e in zip(got, expected, strict=True)):
-        return None
-    for i, g in enumerate(got):
-        for j, e in enumerate(expected):
-            if i != j and g.shape == e.shape and torch.allclose(g.detach(), e.detach(), rtol=1e-6, atol=1e-9):
-                return (
-                    f"Likely cause: backward returns the gradient for {names[j]} in the place of {names[i]}. "
-                    "Return one gradient per input, in the order forward takes its inputs."
-                )
     return None
 
 

@@ -1,0 +1,436 @@
+"""Verdicts: the reference's values against what a probe measured, as plain numbers.
+
+`verdict(kind, ...)` is the whole decision. It reads only the plan it made and the measurement (a
+tree of plain values from `autograder._arrays`); anything in the measurement that is not of the
+expected shape fails the check. The likely cause of a mistake is named from the numbers where they
+tell (a forgotten grad_out, swapped gradients), or taken as text from the measurement, where only the
+student's own objects tell (what a Function kept on ctx).
+"""
+
+import math
+
+import torch
+
+from autograder import _samples
+from autograder._compare import NotATensor, first_difference, is_zero, mismatch
+from autograder._verdict import FailedCheckError, Verdict
+from autograder.judge import hints
+
+# gradcheck's own tolerances for analytic against numerical Jacobians.
+_JACOBIAN_RTOL, _JACOBIAN_ATOL = 1e-3, 1e-5
+_MALFORMED = (
+    "The checker received a malformed measurement from your code's process; this check gives no credit."
+)
+
+
+def verdict(kind: str, name: str, plan: dict, measurement: dict, where: str = "") -> Verdict:
+    """Passed, or failed with the message a student reads."""
+    try:
+        if not isinstance(measurement, dict):
+            raise TypeError("not a dict")
+        if "refused" in measurement:
+            raise FailedCheckError(str(measurement["refused"]))
+        _COMPARISONS[kind](name, plan["names"], plan["expected"], measurement, where)
+        return Verdict(passed=True)
+    except FailedCheckError as failure:
+        return Verdict.failed(str(failure))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError):
+        return Verdict.failed(_MALFORMED)
+
+
+def _node(tree):
+    """A measured value: a plain tensor, None, or NotATensor naming what it was."""
+    if not isinstance(tree, dict):
+        raise TypeError("not a value")
+    if "tensor" in tree:
+        if not isinstance(tree["tensor"], torch.Tensor):
+            raise TypeError("not a tensor")
+        return tree["tensor"]
+    kind = str(tree["type"])
+    return None if kind == "NoneType" else NotATensor(kind)
+
+
+def _text(value) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not text")
+    return value
+
+
+def _samples_of(expected: dict, measurement: dict):
+    """(expected, measured) per sample input; the measurement stops at the sample its code failed on."""
+    measured = measurement["samples"]
+    if not isinstance(measured, list) or not measured:
+        raise ValueError("no samples")
+    for number, keep in enumerate(expected["samples"]):
+        if number >= len(measured):
+            raise ValueError("fewer samples than asked")
+        record = measured[number]
+        if "error" in record:
+            raise FailedCheckError(_text(record["error"]))
+        yield keep, record
+
+
+def _outputs(name: str, keep: dict, record: dict) -> list:
+    outputs = [_node(o) for o in record["outputs"]]
+    if any(o is None for o in outputs):
+        raise FailedCheckError(
+            f"{name} returns None where a tensor should be. Likely cause: forward computes its result "
+            "but does not `return` it."
+        )
+    if len(outputs) != len(keep["outputs"]):
+        raise FailedCheckError(
+            f"{name} returns {len(outputs)} output(s); it should return {len(keep['outputs'])}."
+        )
+    return outputs
+
+
+def _output_label(index: int, count: int) -> str:
+    return f" (output {index})" if count > 1 else ""
+
+
+def _incoming(names: list[str], article: str = "") -> str:
+    """What messages call the gradient a check feeds to backward; renamed when an input bears the name."""
+    return "grad_out" if "grad_out" not in names else f"{article}gradient fed to backward"
+
+
+def _fed_there(grad_outs: list, want: torch.Tensor, got) -> str:
+    """The incoming gradient at the first wrong element, so that a student can redo the computation."""
+    if len(grad_outs) != 1 or not isinstance(got, torch.Tensor) or grad_outs[0].shape != want.shape:
+        return ""
+    index = first_difference(want, got)
+    return "" if index is None else f" ({float(grad_outs[0][index]):.6g} there)"
+
+
+def _forward_is_wrong(keep: dict, outputs: list) -> bool:
+    return any(mismatch(e, o, [], []) for e, o in zip(keep["outputs"], outputs, strict=True))
+
+
+def compare_forward(name, names, expected, measurement, where) -> None:
+    for keep, record in _samples_of(expected, measurement):
+        outputs = _outputs(name, keep, record)
+        for index, (want, got) in enumerate(zip(keep["outputs"], outputs, strict=True)):
+            problem = mismatch(want, got, names, keep["inputs"])
+            if problem:
+                raise FailedCheckError(
+                    f"Forward value is wrong{_output_label(index, len(outputs))}: {name} on "
+                    f"{_samples.describe(names, keep['inputs'])}: {problem}."
+                )
+
+
+def _consistent(measurement: dict) -> bool:
+    """Whether the probe's Jacobian by backward agrees with finite differences, as gradcheck decides."""
+    jacobians = measurement.get("jacobians")
+    if not isinstance(jacobians, dict) or "error" in jacobians:
+        return False
+    analytic, again, numeric = jacobians["analytic"], jacobians["again"], jacobians["numeric"]
+    if not all(isinstance(j, torch.Tensor) for j in (analytic, again, numeric)):
+        return False
+    if not (analytic.shape == again.shape == numeric.shape) or analytic.numel() == 0:
+        return False
+    # A backward that gives another answer through the same graph is not reentrant (gradcheck's term).
+    return bool(torch.equal(analytic, again)) and bool(
+        torch.allclose(analytic.double(), numeric.double(), rtol=_JACOBIAN_RTOL, atol=_JACOBIAN_ATOL)
+    )
+
+
+def _backward_error(record: dict) -> None:
+    if "backward_error" in record:
+        raise FailedCheckError(_text(record["backward_error"]))
+
+
+def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
+    """backward must leave the incoming gradient as autograd gave it: autograd may hand that very tensor
+    to other parts of the graph, which would then get a changed one."""
+    after = [_node(g) for g in record["grad_outs_after"]]
+    for label, (sent, now) in enumerate(zip(keep["grad_outs"], after, strict=True)):
+        index = first_difference(sent, now) if isinstance(now, torch.Tensor) else ()
+        if index is None:
+            continue
+        shown = (
+            f": {float(sent[index]):.6g} became {float(now[index]):.6g}"
+            if isinstance(now, torch.Tensor)
+            else ""
+        )
+        raise FailedCheckError(
+            f"First derivative: the backward of {name} changes grad_out in place"
+            f"{_output_label(label, len(after))}, on {_samples.describe(names, keep['inputs'])}{shown}.\n"
+            "Likely cause: grad_out.mul_(...) or grad_out *= ...: autograd may hand that tensor to other "
+            "parts of the graph, which then get a wrong gradient. Compute grad_x into a new tensor: "
+            "grad_x = grad_out * (...)."
+        )
+
+
+def compare_first_derivative(name, names, expected, measurement, where) -> None:
+    for keep, record in _samples_of(expected, measurement):
+        outputs = _outputs(name, keep, record)
+        _backward_error(record)
+        _grad_out_kept(name, names, keep, record)
+        got = [_node(g) for g in record["grads"]]
+        want = keep["grads"]
+        for label, w, g in zip(names, want, got, strict=True):
+            if g is None:
+                raise FailedCheckError(f"First derivative: backward of {name} returned None for {label}.")
+            problem = mismatch(w, g, names, keep["inputs"])
+            if problem:
+                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got), measurement)
+                raise FailedCheckError(
+                    f"First derivative with respect to {label} is wrong: {name} on "
+                    f"{_samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
+                    f"{_fed_there(keep['grad_outs'], w, g)}: {problem}.\n{cause}"
+                )
+    _agrees_with_finite_differences(name, names, expected, measurement, "gradcheck", "first derivatives")
+
+
+def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, measurement) -> str:
+    """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
+    if _forward_is_wrong(keep, outputs):
+        return "Likely cause: forward itself is wrong (see the forward check); fix it first. " + (
+            "Your backward does match your own forward (gradcheck passes), so only forward is off."
+            if _consistent(measurement)
+            else "Your backward does not match your own forward either (gradcheck fails)."
+        )
+    grad_outs = keep["grad_outs"]
+    if (
+        len(outputs) == 1
+        and isinstance(got, torch.Tensor)
+        and (hint := hints.ignores_grad_out(want, got, grad_outs[0], _incoming(names, "the ")))
+    ):
+        return hint
+    if all(isinstance(g, torch.Tensor) for g in all_grads[1]) and (
+        hint := hints.swapped_gradients(all_grads[1], all_grads[0], names)
+    ):
+        return hint
+    if len(outputs) > 1 and record.get("extras_hint"):
+        return _text(record["extras_hint"])
+    return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
+
+
+def _agrees_with_finite_differences(name, names, expected, measurement, checker: str, what: str) -> None:
+    """The classic test on top of the reference comparison: analytic against numerical derivatives."""
+    if _consistent(measurement):
+        return
+    keep, record = expected["samples"][0], measurement["samples"][0]
+    if _forward_is_wrong(keep, _outputs(name, keep, record)):
+        cause = (
+            "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
+            "derivatives, which are not the derivatives of your forward."
+        )
+    elif measurement.get("changes_outputs") is True:
+        cause = (
+            "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
+            "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
+            "gradient into a new tensor."
+        )
+    else:
+        cause = (
+            "They matched the reference on the sample inputs: does your Function behave differently "
+            "from one call to the next?"
+        )
+    raise FailedCheckError(
+        f"{checker} fails for {name} on {_samples.describe(names, keep['inputs'])}: its "
+        f"{what} disagree with finite differences of its forward.\n{cause}"
+    )
+
+
+def _cut_message(where: str, name: str, symptom: str, record: dict) -> str:
+    cause = (
+        record.get("cut_hint")
+        or "Likely cause: the gradient was computed from tensors autograd did not record."
+    )
+    return (
+        f"Second derivative: the gradient is cut off from the graph. For {where}, "
+        f"grad_{name} computed with create_graph=True {symptom}, so autograd cannot differentiate it "
+        f"again (gradgradcheck would fail).\n{_text(cause)}"
+    )
+
+
+def compare_second_derivative(name, names, expected, measurement, where) -> None:
+    for keep, record in _samples_of(expected, measurement):
+        outputs = _outputs(name, keep, record)
+        _backward_error(record)
+        got = [_node(g) for g in record["grads"]]
+        if any(g is None or mismatch(w, g, [], []) for w, g in zip(keep["grads"], got, strict=True)):
+            raise FailedCheckError(
+                f"Second derivative: the first derivative of {name} is already wrong "
+                "(see the first-derivative check); fix it first."
+            )
+        inputs = keep["inputs"]
+        at = f"{name} on {_samples.describe(names, inputs)}"
+        if not any(g["requires_grad"] is True for g in record["grads"]):
+            raise FailedCheckError(_cut_message(at, names[-1], "does not require grad", record))
+        if "grads2_error" in record:
+            hint = record.get("grads2_hint") or (
+                "\nLikely cause: the backward of a Function that backward calls returns the wrong "
+                "number or shape of gradients: one per input of its forward, in order."
+            )
+            raise FailedCheckError(
+                f"Second derivative: differentiating the gradient of {at} raised "
+                f"{_text(record['grads2_error'])}{_text(hint)}"
+            )
+        incoming = _incoming(names, "the ")
+        count = len(outputs)
+        labels = [*names, *(f"{incoming}{_output_label(i, count)}" for i in range(count))]
+        variables = (*inputs, *keep["grad_outs"])
+        got2 = [_node(g) for g in record["grads2"]]
+        for label, variable, w, g in zip(labels, variables, keep["grads2"], got2, strict=True):
+            g = torch.zeros_like(variable) if g is None else g
+            problem = mismatch(w, g, names, inputs)
+            if not problem:
+                continue
+            # A backward that drops its extra outputs' gradients also gives a zero second derivative,
+            # though nothing was cut from the graph: name that cause rather than a cut.
+            extras_hint = record.get("extras_hint")
+            zero = isinstance(g, torch.Tensor) and is_zero(g)
+            if label in names and zero and not extras_hint:
+                raise FailedCheckError(_cut_message(at, label, f"does not depend on {label}", record))
+            if label not in names and zero and not extras_hint:
+                extras_hint = (
+                    f"Likely cause: the gradient with respect to {label} is lost. If backward calls a "
+                    "second Function, that Function's backward must return a gradient for the incoming "
+                    "gradient it was given too, not None or zero."
+                )
+            hint = extras_hint or (
+                "Likely cause: backward's result is not built from torch operations on the saved "
+                "tensors and grad_out, or its formula is wrong."
+            )
+            raise FailedCheckError(
+                f"Second derivative with respect to {label} is wrong: differentiating grad "
+                f"(from create_graph=True) of {at}: {problem}.\n{_text(hint)}"
+            )
+    _agrees_with_finite_differences(name, names, expected, measurement, "gradgradcheck", "second derivatives")
+
+
+# check_result: an ordinary function, compared by what it returns, leaves in .grad, and lets flow back.
+
+
+def compare_result(name, names, expected, measurement, where) -> None:
+    if "arity" in expected or "arity" in measurement:
+        built = expected.get("arity", measurement.get("arity"))
+        raise FailedCheckError(
+            f"The test is inconsistent: `{expected['builder']}` builds {built} argument(s) but the "
+            f"reference takes {len(names)} ({', '.join(names)})."
+        )
+    if "error" in measurement:
+        raise FailedCheckError(_text(measurement["error"]))
+    before, after = measurement["flags_before"], measurement["flags_after"]
+    for label, flag, now in zip(names, before, after, strict=True):
+        if flag is not now:
+            raise FailedCheckError(
+                f"{name} changed {label}.requires_grad from {flag} to {now}: it modified the caller's "
+                f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
+            )
+    try:
+        _compare_returned(name, expected["result"], measurement["result"], "the result")
+        _compare_stored_gradients(name, expected, measurement)
+        _compare_gradient_flow(name, expected, measurement)
+    except FailedCheckError as failure:
+        # Which builder made the arguments tells a student whether it was the visible example or not.
+        raise FailedCheckError(f"{failure}\n  {where}") from None
+
+
+def _kind(tree: dict) -> str:
+    if "items" in tree:
+        return f"a {tree['type']} of {len(tree['items'])}"
+    if "tensor" in tree:
+        return "a Tensor"
+    return "None" if tree["type"] == "NoneType" else f"a {tree['type']}"
+
+
+def _compare_returned(name: str, want: dict, got: dict, label: str) -> None:
+    """Same structure, and every tensor or number in it equal to the reference's."""
+    title = f"{label[0].upper()}{label[1:]}"
+    if "items" in want and want["type"] in ("tuple", "list"):
+        if "items" not in got or len(got["items"]) != len(want["items"]):
+            raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
+        for index, (w, g) in enumerate(zip(want["items"], got["items"], strict=True)):
+            _compare_returned(name, w, g, f"item {index} of the result")
+        return
+    if _node(want) is None:
+        if _node(got) is not None and label == "the result":
+            raise FailedCheckError(
+                f"{name} returns {_kind(got)}; it should return None: its work shows in .grad."
+            )
+        if _node(got) is not None:
+            raise FailedCheckError(f"{title} of {name} should be None, not {_kind(got)}.")
+        return
+    if "tensor" in want:
+        problem = mismatch(want["tensor"], _node(got), [], [])
+    elif "tensor" in got or "number" in got:
+        value = got.get("number")
+        if "tensor" in got and got["tensor"].numel() == 1:
+            value = float(got["tensor"])
+        close = isinstance(value, float) and math.isclose(value, want["number"], rel_tol=1e-7, abs_tol=1e-9)
+        shown = got.get("tensor", value)
+        problem = None if close else f"expected {want['number']:.6g}, got {shown}"
+    else:
+        problem = f"got {_kind(got)} instead of a number"
+    if problem:
+        raise FailedCheckError(f"{title} of {name} is wrong: {problem}.")
+
+
+def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
+    """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
+    for label, want_tree, got_tree in zip(
+        expected["leaves"], expected["leaf_grads"], measurement["leaf_grads"], strict=True
+    ):
+        want, got = _node(want_tree), _node(got_tree)
+        if want is None and got is not None:
+            raise FailedCheckError(
+                f"{name} filled {label}.grad, which should stay None. Likely cause: .backward() stores "
+                "gradients in the .grad of every leaf it reaches; torch.autograd.grad returns them "
+                "instead and leaves .grad alone."
+            )
+        if want is not None and got is None:
+            raise FailedCheckError(
+                f"{name} left {label}.grad empty (None). Likely cause: torch.autograd.grad returns "
+                "gradients without storing them; .backward() is what stores them in .grad."
+            )
+        problem = want is not None and mismatch(want, got, [], [])
+        if problem:
+            raise FailedCheckError(
+                f"{label}.grad after {name} is wrong: {problem}. Likely cause: .grad adds up over "
+                "backward calls; check which results you call .backward() on, and that nothing is "
+                "zeroed in between or counted twice."
+            )
+
+
+def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None:
+    """Where the reference's result can be differentiated, the student's must give the same gradients."""
+    if "flow" not in expected:
+        return
+    labels = expected["leaves"]
+    targets = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
+    flow = measurement["flow"]
+    if flow.get("requires_grad") is False or flow.get("missing") is True:
+        raise FailedCheckError(
+            f"The result of {name} does not require grad, so no gradient can flow back from it to "
+            f"{targets}. Likely cause: it was computed without create_graph=True, or taken out of the graph "
+            "afterwards (.detach(), .data, .item(), torch.no_grad()). With create_graph=True autograd "
+            "records the gradient, so it can be differentiated again."
+        )
+    if "error" in flow:
+        raise FailedCheckError(f"Differentiating the result of {name} raised {_text(flow['error'])}")
+    gotten = [_node(g) for g in flow["grads"]]
+    for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
+        if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):
+            raise FailedCheckError(
+                f"No gradient flows from the result of {name} back to {label}, but it should. Likely "
+                "cause: the result was built from detached tensors, or from a gradient computed "
+                "without create_graph=True."
+            )
+        problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
+        if problem:
+            weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
+            raise FailedCheckError(
+                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
+                f"{problem}. Likely cause: part of the result is a constant to autograd: a gradient "
+                "computed without create_graph=True, or a detached tensor, carries no derivative."
+            )
+
+
+_COMPARISONS = {
+    "forward": compare_forward,
+    "first_derivative": compare_first_derivative,
+    "second_derivative": compare_second_derivative,
+    "result": compare_result,
+}

@@ -1,0 +1,91 @@
+"""What a check feeds the student's function, and what the reference gives on it.
+
+A plan has two parts: `probe`, the inputs (and incoming gradients) the student's function is called
+with, which is all the student's process ever sees of a check; and `expected`, the reference's values
+and derivatives on them, which stay with the judge. Inputs are drawn here, from the check's seed, so
+the student's process holds no seed and cannot know the next check's inputs.
+"""
+
+import inspect
+from collections.abc import Callable
+
+import torch
+
+from autograder import _arrays, _samples
+
+
+def argument_names(reference: Callable) -> list[str]:
+    """The reference's parameter names, which name the inputs in messages."""
+    return list(inspect.signature(reference).parameters)
+
+
+def _zeros_for_none(grads, like) -> list[torch.Tensor]:
+    return [torch.zeros_like(x) if g is None else g for x, g in zip(like, grads, strict=True)]
+
+
+def _outputs(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def plan_function(kind: str, reference: Callable, randomized: bool, low: float, high: float) -> dict:
+    """Inputs for a Function's check, with the reference's outputs and derivatives on each of them."""
+    names = argument_names(reference)
+    gen = _samples.generator(randomized)
+    probe, expected = [], []
+    # Drawn lazily, one sample at a time, so each sample's incoming gradients follow its inputs.
+    for inputs in _samples.inputs(len(names), randomized, low, high, gen):
+        outputs = _outputs(reference(*inputs))
+        sample = {"inputs": [x.detach() for x in inputs]}
+        keep = {"inputs": sample["inputs"], "outputs": [o.detach() for o in outputs]}
+        if kind != "forward":
+            second = kind == "second_derivative"
+            grad_outs = _samples.like(outputs, gen, requires_grad=second)
+            grads = torch.autograd.grad(outputs, inputs, grad_outs, create_graph=second, allow_unused=True)
+            grads = _zeros_for_none(grads, inputs)
+            sample["grad_outs"] = keep["grad_outs"] = [g.detach() for g in grad_outs]
+            keep["grads"] = [g.detach() for g in grads]
+            if second:
+                grad_grads = _samples.like(grads, gen)
+                variables = (*inputs, *grad_outs)
+                grads2 = torch.autograd.grad(grads, variables, grad_grads, allow_unused=True)
+                sample["grad_grads"] = list(grad_grads)
+                keep["grads2"] = [g.detach() for g in _zeros_for_none(grads2, variables)]
+        probe.append(sample)
+        expected.append(keep)
+    return {"names": names, "probe": {"samples": probe}, "expected": {"samples": expected}}
+
+
+def plan_result(reference: Callable, builder: Callable, randomized: bool) -> dict:
+    """A seed for the arguments `builder` makes, and what the reference does with its own copy."""
+    names = argument_names(reference)
+    seed = int(torch.randint(2**62, (), generator=_samples.generator(randomized)))
+    args = builder(torch.Generator().manual_seed(seed))
+    args = args if isinstance(args, tuple) else (args,)
+    probe = {"seed": seed, "flow": [], "cotangents": []}
+    builder_name = getattr(builder, "__name__", "inputs")
+    if len(args) != len(names):
+        return {"names": names, "probe": probe, "expected": {"arity": len(args), "builder": builder_name}}
+    leaves = _samples.leaves(args, names)
+    result = reference(*args)
+    expected = {
+        "builder": builder_name,
+        "leaves": [label for label, _ in leaves],
+        "result": _arrays.tree(result),
+        "leaf_grads": [_arrays.tree(leaf.grad) for _, leaf in leaves],
+    }
+    tensors = _samples.tensors(result)
+    flow = [index for index, tensor in enumerate(tensors) if tensor.requires_grad]
+    if flow and leaves:
+        gen = torch.Generator().manual_seed(seed + 1)
+        # A scalar result is differentiated as it is, so the numbers match a gradient worked by hand.
+        cotangents = [
+            torch.ones_like(c) if c.numel() == 1 else c
+            for c in _samples.like([tensors[index] for index in flow], gen)
+        ]
+        wanted = torch.autograd.grad(
+            [tensors[index] for index in flow], [leaf for _, leaf in leaves], cotangents, allow_unused=True
+        )
+        probe |= {"flow": flow, "cotangents": cotangents}
+        expected["flow"] = [g.detach() for g in _zeros_for_none(wanted, [leaf for _, leaf in leaves])]
+        expected["scalar"] = all(c.numel() == 1 for c in cotangents)
+    return {"names": names, "probe": probe, "expected": expected}

@@ -1,0 +1,261 @@
+"""The class grader's judge of test cells: what a test checks comes from the instructor's source.
+
+A test cell is run here, in a process that never runs student code, with the checks replaced by
+recorders. Names the cell takes from the student's notebook (`Square`, `hvp`) are stand-ins that
+only remember how they are spelled, so running the cell defines its references and argument builders
+and lists its checks without touching anything the student wrote. For each check this module makes
+the plan (inputs drawn from the notebook's seed, the reference's values), sends the student's side
+only what its function must be called with, and compares the plain numbers that come back.
+
+The student's side gets, per check: where to find the function under test (a name in its own
+notebook, or a function the test cell defines around it), the source of just those definitions of
+the test cell that the function and the argument builder need, and the inputs. Never the reference,
+the other statements of the cell, or the seed.
+"""
+
+import ast
+import builtins
+import importlib
+import math
+import os
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy
+import torch
+
+import autograder.checks
+from autograder import _arrays, _samples
+from autograder._protocol import read_message, write_message
+from autograder._verdict import Verdict
+from autograder.judge import compare, plan
+
+_FILENAME = "<test cell>"
+_CHECKS = {
+    "check_forward": "forward",
+    "check_first_derivative": "first_derivative",
+    "check_second_derivative": "second_derivative",
+    "check_result": "result",
+}
+# Modules a test cell may use without importing them, as the notebook above it imported them.
+_MODULES = {"torch": torch, "nn": torch.nn, "np": numpy, "numpy": numpy, "math": math}
+
+
+class TestCellError(Exception):
+    """The test cell itself does something the judge cannot do (a mistake of the instructor's)."""
+
+
+class StudentName:
+    """A name the test cell takes from the student's notebook, known here only by its spelling."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def __getattr__(self, attribute: str) -> "StudentName":
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return StudentName(f"{self._path}.{attribute}")
+
+    def __call__(self, *args, **kwargs):
+        raise TestCellError(f"the test cell calls {self._path} outside a check")
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+
+@dataclass
+class _Recorded:
+    kind: str
+    function: object
+    reference: Callable
+    inputs: Callable | None
+    options: dict = field(default_factory=dict)
+
+
+def _recorder(kind: str, into: list[_Recorded]) -> Callable:
+    def record(function, reference, inputs=None, **options):
+        into.append(_Recorded(kind, function, reference, inputs, options))
+
+    return record
+
+
+def _free_names(tree: ast.Module) -> set[str]:
+    """Names the cell reads but never binds: they come from the notebook above it."""
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            bound.add(node.name)
+            bound.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return read - bound - set(dir(builtins))
+
+
+def record_checks(source: str) -> tuple[list[_Recorded], dict, ast.Module]:
+    """Run the test cell with recorders; its checks in call order, its namespace and its syntax tree."""
+    tree = ast.parse(source)
+    recorded: list[_Recorded] = []
+    namespace = {name: StudentName(name) for name in _free_names(tree)}
+    namespace |= {name: module for name, module in _MODULES.items() if name in namespace}
+    namespace["__name__"] = "__test_cell__"
+    originals = {name: getattr(autograder.checks, name) for name in _CHECKS}
+    try:
+        for name, kind in _CHECKS.items():
+            setattr(autograder.checks, name, _recorder(kind, recorded))
+        exec(compile(tree, _FILENAME, "exec"), namespace)  # the instructor's own test, never student code
+    finally:
+        for name, check in originals.items():
+            setattr(autograder.checks, name, check)
+    return recorded, namespace, tree
+
+
+def _defined_in_cell(value) -> bool:
+    code = getattr(value, "__code__", None)
+    return isinstance(code, types.CodeType) and code.co_filename == _FILENAME
+
+
+def _locate(value, role: str) -> dict:
+    """Where the student's side finds `value`: a notebook name, a definition of the cell, an import."""
+    if isinstance(value, StudentName):
+        return {"student": value.path}
+    target = getattr(value, "__func__", value)
+    owner = getattr(value, "__self__", None)
+    if isinstance(owner, type) and getattr(value, "__name__", "") == "apply":
+        raise TestCellError(f"the {role} is a Function defined by the test; pass a function instead")
+    if _defined_in_cell(target):
+        if target.__qualname__ != target.__name__ or target.__name__ == "<lambda>":
+            raise TestCellError(f"the {role} must be a function defined at the top level of the cell")
+        return {"cell": target.__name__}
+    module = getattr(target, "__module__", None)
+    if module and importlib.import_module(module) and "<" not in target.__qualname__:
+        return {"module": module, "qualname": target.__qualname__}
+    raise TestCellError(f"cannot tell the student's side where to find the {role} {value!r}")
+
+
+def _preamble(tree: ast.Module, source: str, wanted: set[str]) -> str:
+    """The top-level statements of the cell that define `wanted`, and whatever those use, in order."""
+    defines: dict[str, int] = {}
+    for index, statement in enumerate(tree.body):
+        for name in _bound_at_top(statement):
+            defines.setdefault(name, index)
+    needed, pending = set(), [defines[name] for name in wanted if name in defines]
+    while pending:
+        index = pending.pop()
+        if index in needed:
+            continue
+        needed.add(index)
+        used = {node.id for node in ast.walk(tree.body[index]) if isinstance(node, ast.Name)}
+        pending += [defines[name] for name in used if name in defines]
+    return "\n".join(ast.get_source_segment(source, tree.body[index]) for index in sorted(needed))
+
+
+def _bound_at_top(statement: ast.stmt) -> list[str]:
+    if isinstance(statement, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+        return [statement.name]
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return [(alias.asname or alias.name).split(".")[0] for alias in statement.names]
+    if isinstance(statement, ast.Assign):
+        return [
+            node.id for target in statement.targets for node in ast.walk(target) if isinstance(node, ast.Name)
+        ]
+    return []
+
+
+def _name_of(function) -> str:
+    """'Square' for Square.apply, 'sinh' for a plain function, as the check in a kernel names it."""
+    if isinstance(function, StudentName):
+        parts = function.path.split(".")
+        return parts[-2] if parts[-1] == "apply" and len(parts) > 1 else parts[-1]
+    owner = getattr(function, "__self__", None)
+    return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
+
+
+@dataclass
+class Check:
+    """One check of a test cell: the plan and what to ask of the student's side."""
+
+    kind: str
+    name: str
+    plan: dict
+    request: dict
+    where: str
+
+
+def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
+    """The cell's checks, each planned with its own seed (`first_number` counts the notebook's checks)."""
+    recorded, _, tree = record_checks(source)
+    for number, call in enumerate(recorded, start=first_number):
+        options = dict(call.options)
+        name = options.pop("name", None) or _name_of(call.function)
+        timeout = options.pop("timeout", autograder.checks.DEFAULT_TIMEOUT)
+        randomized = options.pop("randomized", False)
+        _samples.reproducible(hash((seed, number)))
+        if call.kind == "result":
+            made = plan.plan_result(call.reference, call.inputs, randomized)
+            where = autograder.checks.where_built(call.reference, call.inputs)
+            builder = _locate(call.inputs, "argument builder")
+        else:
+            made = plan.plan_function(
+                call.kind, call.reference, randomized, options.pop("low", -2.0), options.pop("high", 2.0)
+            )
+            where, builder = "", None
+        if options:
+            raise TestCellError(f"{call.kind} check got options it does not take: {sorted(options)}")
+        function = _locate(call.function, "function under test")
+        wanted = {located["cell"] for located in (function, builder) if located and "cell" in located}
+        request = made["probe"] | {
+            "kind": call.kind,
+            "name": name,
+            "names": made["names"],
+            "where": where,
+            "timeout": timeout,
+            "function": function,
+            "builder": builder,
+            "preamble": _preamble(tree, source, wanted),
+        }
+        yield Check(call.kind, name, made, request, where)
+
+
+def judge(check: Check, measurement) -> Verdict:
+    return compare.verdict(check.kind, check.name, check.plan, measurement, check.where)
+
+
+def _error_output(name: str, message: str) -> dict:
+    """A failed test cell as a kernel shows it, without frames: they would quote the test's source."""
+    return {"output_type": "error", "ename": name, "evalue": message, "traceback": [f"{name}: {message}"]}
+
+
+def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
+    """The judge's loop. For each test cell the worker sends: every check's request for the student's
+    side, each answered by the worker with what that side measured, then the cell's outputs, which are
+    empty when every check passed and the first failure otherwise, as a kernel would have shown it."""
+    requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
+    number = 0
+    while (source := read_message(requests)) is not None:
+        outputs = []
+        try:
+            for check in checks_of(source.decode(), seed, number):
+                number += 1
+                write_message(replies, _arrays.pack({"probe": check.request}))
+                answer = read_message(requests)
+                if answer is None:
+                    return
+                try:
+                    measurement = _arrays.unpack(answer)
+                except ValueError:
+                    measurement = None
+                verdict = judge(check, measurement)
+                if not verdict.passed:
+                    outputs = [_error_output("AssertionError", verdict.message)]
+                    break
+        except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why
+            outputs = [_error_output(type(error).__name__, str(error))]
+        write_message(replies, _arrays.pack({"outputs": outputs}))

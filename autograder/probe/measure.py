@@ -1,0 +1,327 @@
+"""Measuring a student's function on the inputs the judge chose.
+
+`measure` calls the function, its backward and its double backward exactly as a check needs, and
+returns a tree of plain values for `autograder._arrays.pack`: what the function returned, the
+gradients it gave, what gradcheck would compare, and, as text, any error it raised and the likely
+cause of a mistake. It compares nothing with the reference: the judge does, in a process where no
+student code runs.
+"""
+
+import importlib
+import inspect
+import warnings
+from collections.abc import Callable
+
+import torch
+
+from autograder import _arrays, _samples
+from autograder.probe import diagnose
+
+# The course's reference implementations: an answer must not borrow them.
+REFERENCE_PACKAGE = "solutions"
+USES_REFERENCE = (
+    "Your answer uses the course's reference implementation (the `solutions` package) instead of "
+    "writing its own. Write it yourself; this check gives no credit."
+)
+# Student text (error messages) kept in a measurement, at most.
+_TEXT_LIMIT = 2000
+# Central differences step, as gradcheck takes it for float64.
+_EPS = 1e-6
+
+
+def measure(request: dict, function: Callable, builder: Callable | None = None) -> dict:
+    """What `function` does on the request's inputs, as plain values; never raises."""
+    warnings.simplefilter("ignore")  # torch warnings must not reach a graded cell's stderr
+    if borrows_reference(function):
+        return {"refused": USES_REFERENCE}
+    try:
+        if request["kind"] == "result":
+            return _measure_result(request, function, builder)
+        return _measure_function(request, function)
+    except Exception as error:  # noqa: BLE001 - whatever the student's objects do, the judge hears of it
+        return {"refused": _text(f"The checker could not measure your code: {type(error).__name__}: {error}")}
+
+
+def measure_in(request: dict, namespace: dict) -> dict:
+    """What a class grader's check asks of a notebook: find the function under test (and the argument
+    builder) in the notebook's namespace, with the test's definitions they need, and measure it."""
+    scope = dict(namespace)  # a copy: the test's definitions do not replace the student's names
+    try:
+        exec(request["preamble"], scope)  # the test's own definitions, beside the answer
+        function = _find(request["function"], scope)
+        builder = _find(request["builder"], scope) if request["builder"] else None
+    except Exception as error:  # noqa: BLE001 - a missing answer is the student's to fix, said plainly
+        return {"refused": _text(f"{type(error).__name__}: {error}")}
+    return measure(request, function, builder)
+
+
+def _find(located: dict, scope: dict):
+    """The object a check names: a name of the notebook (with attributes), or one a module defines."""
+    if "module" in located:
+        value = importlib.import_module(located["module"])
+        path = located["qualname"].split(".")
+    else:
+        path = (located.get("student") or located["cell"]).split(".")
+        if path[0] not in scope:
+            raise NameError(f"name {path[0]!r} is not defined")
+        value, path = scope[path[0]], path[1:]
+    for attribute in path:
+        value = getattr(value, attribute)
+    return value
+
+
+def borrows_reference(function: Callable) -> bool:
+    """True when the function, its Function class or any base or method comes from the reference."""
+    owner = getattr(function, "__self__", None)
+    candidates = [function, *(inspect.getmro(owner) if isinstance(owner, type) else ())]
+    if isinstance(owner, type):
+        candidates += [getattr(owner, name, None) for name in ("forward", "backward", "setup_context")]
+    modules = (getattr(c, "__module__", None) or "" for c in candidates)
+    return any(m == REFERENCE_PACKAGE or m.startswith(REFERENCE_PACKAGE + ".") for m in modules)
+
+
+def _text(message: str) -> str:
+    return message if len(message) <= _TEXT_LIMIT else message[:_TEXT_LIMIT] + " ..."
+
+
+def _called(name: str, function: Callable, args: tuple, where: str):
+    """(result, None), or (None, the message saying what the student's code raised and on what)."""
+    try:
+        return function(*args), None
+    except NotImplementedError as error:
+        return None, (
+            f"{_raiser(error, name)} is not written yet: calling it raises NotImplementedError. "
+            "Replace `raise NotImplementedError()` with your code."
+        )
+    except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
+        hint = diagnose.known_error_hint(error)
+        return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
+
+
+def _raiser(error: BaseException, name: str) -> str:
+    """What raised: `Square.forward` when a Function's stub did, rather than the wrapper the test called."""
+    entry = error.__traceback__
+    while entry is not None and entry.tb_next is not None:
+        entry = entry.tb_next
+    qualname = entry.tb_frame.f_code.co_qualname if entry is not None else name
+    return qualname if qualname.split(".")[-1] in ("forward", "backward", "setup_context", "jvp") else name
+
+
+def _as_outputs(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _leaves_of(inputs: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    return tuple(t.clone().requires_grad_() for t in inputs)
+
+
+def _measure_function(request: dict, function: Callable) -> dict:
+    kind, name, names = request["kind"], request["name"], request["names"]
+    samples = []
+    measurement = {"samples": samples}
+    for number, sample in enumerate(request["samples"]):
+        inputs = _leaves_of(sample["inputs"])
+        record: dict = {}
+        samples.append(record)
+        value, error = _called(
+            name, function, inputs, f"while computing forward on {_samples.describe(names, inputs)}"
+        )
+        if error:
+            record["error"] = error
+            break
+        outputs = _as_outputs(value)
+        record["outputs"] = [_arrays.tree(o) for o in outputs]
+        if kind == "forward" or len(outputs) != len(sample["grad_outs"]):
+            continue
+        if isinstance(outputs[0], torch.Tensor):
+            record["extras_hint"] = diagnose.non_differentiable_extras(
+                outputs[0], inputs
+            ) or diagnose.ignored_extra_outputs(outputs[0], inputs)
+        if kind == "first_derivative":
+            _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
+        else:
+            _second_derivative(record, name, names, outputs, inputs, sample)
+        if number == 0:
+            measurement["jacobians"] = _consistency(kind, function, inputs, sample)
+            measurement["changes_outputs"] = diagnose.changes_outputs_in_backward(
+                _as_outputs(_called(name, function, inputs, "")[0]), inputs
+            )
+    return measurement
+
+
+def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
+    """(gradients, None) or (None, why backward could not give them)."""
+    pairs = [(o, g) for o, g in zip(outputs, grad_outs, strict=True) if isinstance(o, torch.Tensor)]
+    if not any(o.requires_grad for o, _ in pairs):
+        return None, (
+            f"The output of {name} does not require grad, so backward is never called. "
+            "Call your Function through .apply, and do not detach its result."
+        )
+    try:
+        return torch.autograd.grad(
+            [o for o, _ in pairs if o.requires_grad],
+            inputs,
+            [g for o, g in pairs if o.requires_grad],
+            create_graph=create_graph,
+            allow_unused=True,
+        ), None
+    except NotImplementedError:
+        return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
+    except Exception as error:  # noqa: BLE001 - as in _called
+        return None, _text(
+            f"The backward of {name} raised {type(error).__name__}: {error}\n"
+            f"  on {_samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
+        )
+
+
+def _first_derivative(record, name, names, outputs, inputs, grad_outs) -> None:
+    grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=False)
+    # What the incoming gradients hold after backward: the judge compares them with what it sent.
+    record["grad_outs_after"] = [_arrays.tree(g) for g in grad_outs]
+    if error:
+        record["backward_error"] = error
+    else:
+        record["grads"] = [_arrays.tree(g) for g in grads]
+
+
+def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
+    grad_outs = tuple(g.clone().requires_grad_() for g in sample["grad_outs"])
+    grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=True)
+    if error:
+        record["backward_error"] = error
+        return
+    record["grads"] = [_arrays.tree(g) for g in grads]
+    if any(g is None for g in grads):
+        return
+    if isinstance(outputs[0], torch.Tensor):
+        record["cut_hint"] = diagnose.cut_from_graph(outputs[0])
+    if not any(g.requires_grad for g in grads):
+        return
+    variables = (*inputs, *grad_outs)
+    try:
+        grads2 = torch.autograd.grad(
+            [g for g in grads if g.requires_grad],
+            variables,
+            [u for g, u in zip(grads, sample["grad_grads"], strict=True) if g.requires_grad],
+            allow_unused=True,
+        )
+        record["grads2"] = [_arrays.tree(g) for g in grads2]
+    except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
+        record["grads2_error"] = _text(f"{type(error).__name__}: {error}")
+        record["grads2_hint"] = diagnose.known_error_hint(error)
+
+
+def _consistency(kind: str, function: Callable, inputs, sample) -> dict:
+    """The two Jacobians gradcheck (first derivative) or gradgradcheck (second) compares, as numbers."""
+    if kind == "first_derivative":
+        checked, arguments = function, [t.detach() for t in inputs]
+    else:
+        count = len(inputs)
+
+        def checked(*variables):
+            outputs = _as_outputs(function(*variables[:count]))
+            pairs = [(o, g) for o, g in zip(outputs, variables[count:], strict=True) if o.requires_grad]
+            grads = torch.autograd.grad(
+                [o for o, _ in pairs],
+                variables[:count],
+                [g for _, g in pairs],
+                create_graph=True,
+                allow_unused=True,
+            )
+            return tuple(
+                torch.zeros_like(x) if g is None else g for x, g in zip(variables[:count], grads, strict=True)
+            )
+
+        arguments = [t.detach() for t in inputs] + list(sample["grad_outs"])
+    try:
+        analytic, again = _analytic(checked, arguments)
+        return {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
+    except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
+        return {"error": _text(f"{type(error).__name__}: {error}")}
+
+
+def _analytic(function: Callable, arguments: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row i: the gradient of output element i with respect to every input element, by backward; taken
+    twice through the same graph, as gradcheck does, since a backward that changes what it saved gives
+    another answer the second time."""
+    variables = [a.clone().requires_grad_() for a in arguments]
+    outputs = [o.reshape(-1) for o in _as_outputs(function(*variables))]
+    return _rows(outputs, variables), _rows(outputs, variables)
+
+
+def _rows(outputs: list[torch.Tensor], variables: list[torch.Tensor]) -> torch.Tensor:
+    rows = []
+    for output in outputs:
+        for index in range(output.numel()):
+            if not output.requires_grad:
+                rows.append(torch.zeros(sum(v.numel() for v in variables), dtype=torch.float64))
+                continue
+            grads = torch.autograd.grad(output[index], variables, retain_graph=True, allow_unused=True)
+            rows.append(
+                torch.cat(
+                    [
+                        (torch.zeros_like(v) if g is None else g).reshape(-1)
+                        for v, g in zip(variables, grads, strict=True)
+                    ]
+                )
+            )
+    return torch.stack(rows) if rows else torch.zeros(0, dtype=torch.float64)
+
+
+def _numeric(function: Callable, arguments: list[torch.Tensor]) -> torch.Tensor:
+    """Column j: central differences of every output element along input element j."""
+
+    def evaluate(values):
+        variables = [v.clone().requires_grad_() for v in values]
+        return torch.cat([o.detach().reshape(-1) for o in _as_outputs(function(*variables))])
+
+    columns = []
+    for position, argument in enumerate(arguments):
+        for index in range(argument.numel()):
+            shifted = []
+            for step in (_EPS, -_EPS):
+                values = [a.clone() for a in arguments]
+                values[position].view(-1)[index] += step
+                shifted.append(evaluate(values))
+            columns.append((shifted[0] - shifted[1]) / (2 * _EPS))
+    return torch.stack(columns, dim=1) if columns else torch.zeros(0, dtype=torch.float64)
+
+
+def _measure_result(request: dict, function: Callable, builder: Callable) -> dict:
+    name, names = request["name"], request["names"]
+    args = builder(torch.Generator().manual_seed(request["seed"]))
+    args = args if isinstance(args, tuple) else (args,)
+    if len(args) != len(names):
+        return {"arity": len(args)}
+    leaves = _samples.leaves(args, names)
+    flags = [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args]
+    result, error = _called(name, function, args, request["where"])
+    if error:
+        return {"error": error}
+    measurement = {
+        "leaves": [label for label, _ in leaves],
+        "flags_before": flags,
+        "flags_after": [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args],
+        "result": _arrays.tree(result),
+        "leaf_grads": [_arrays.tree(leaf.grad) for _, leaf in leaves],
+    }
+    tensors = _samples.tensors(result)
+    wanted = request["flow"]
+    if not wanted or not leaves:
+        return measurement
+    if any(index >= len(tensors) for index in wanted):
+        measurement["flow"] = {"missing": True}
+    elif not all(tensors[index].requires_grad for index in wanted):
+        measurement["flow"] = {"requires_grad": False}
+    else:
+        try:
+            grads = torch.autograd.grad(
+                [tensors[index] for index in wanted],
+                [leaf for _, leaf in leaves],
+                request["cotangents"],
+                allow_unused=True,
+            )
+            measurement["flow"] = {"grads": [_arrays.tree(g) for g in grads]}
+        except Exception as error:  # noqa: BLE001 - whatever the student's graph raises is reported
+            measurement["flow"] = {"error": _text(f"{type(error).__name__}: {error}")}
+    return measurement
