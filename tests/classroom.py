@@ -41,3 +41,15 @@ def write_typical_class(root: Path, size: int) -> dict[str, str]:
         write_submission(root, student, submission(LESSON, answers_of(kind)))
         students[student] = kind
     return students
+
+
+def write_course_class(root: Path, mutants: int) -> None:
+    """Students who hand in every lesson: 'solution', 'blank' (the release untouched), and `mutants`
+    more, the k-th making each lesson's k-th known mistake."""
+    for lesson, lesson_mutants in sorted(MUTANTS.items()):
+        solution = solution_answers(lesson)
+        answers = {"solution": solution, "blank": {}}
+        for number, mutant in enumerate(islice(cycle(lesson_mutants), mutants), start=1):
+            answers[f"mutant{number}"] = mutant.apply(solution)
+        for student, code in answers.items():
+            write_submission(root, student, submission(lesson, code), assignment=lesson, name=lesson)

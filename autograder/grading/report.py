@@ -305,10 +305,14 @@ def write_report(
     *,
     title: str = "Grading report",
     elapsed_seconds: float | None = None,
+    graded_by: str | None = None,
 ) -> None:
-    """One HTML file with its plots inside, so that it can be mailed or archived with grades.csv."""
+    """One HTML file with its plots inside, so that it can be mailed or archived with grades.csv.
+    `graded_by` names the machines that graded, when they were not this one."""
     summaries = _question_summaries(rows)
     elapsed = "" if elapsed_seconds is None else f"<p>Graded in {format_duration(elapsed_seconds)}.</p>\n"
+    if graded_by:
+        elapsed += f"<p>Graded by {html.escape(graded_by)}.</p>\n"
     document = (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
