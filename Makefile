@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The course's JupyterLab settings (no news pop-up over the lesson), where JupyterLab reads defaults.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 # Jupyter refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -13,8 +15,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cluster]'
 	touch $@
+
+# pyproject.toml installs it as data-files, which pip's editable install leaves out (Binder's does not).
+$(LAB_SETTINGS): lab-settings/overrides.json $(STAMP)
+	install -D -m 644 $< $@
 
 system-deps:
 	@sh .ci/system-deps
@@ -22,10 +28,10 @@ system-deps:
 test-system-deps:
 	@sh .ci/system-deps --browser
 
-lab: $(STAMP) system-deps
+lab: $(STAMP) $(LAB_SETTINGS) system-deps
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=course $(ROOT_FLAG)
 
-test: $(STAMP) test-system-deps
+test: $(STAMP) $(LAB_SETTINGS) test-system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadgroup
@@ -36,6 +42,7 @@ release: $(STAMP)
 bench: $(STAMP) system-deps
 	$(BIN)/python tests/bench_lessons.py
 	$(BIN)/python tests/bench_grading.py
+	$(BIN)/python tests/bench_cluster.py
 
 clean:
 	rm -rf $(VENV) build solutions/release solutions/submitted solutions/autograded solutions/feedback solutions/gradebook.db

@@ -1,9 +1,10 @@
 """Command line for instructors.
 
 python -m autograder release [--check]      regenerate course/ from solutions/source/
-python -m autograder grade SUBMITTED --out DIR [--workers N] [--timeout S]
+python -m autograder grade SUBMITTED --out DIR [--workers N | --scheduler ADDRESS] [--timeout S]
+                                            [--trust-submissions]
                                             grade a whole class into DIR (grades.csv, report.html,
-                                            and an nbgrader gradebook)
+                                            and an nbgrader gradebook), here or on a Dask cluster
 """
 
 import argparse
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from autograder import release
+from autograder.grading import confine
 from autograder.grading.report import summary_table
 from autograder.grading.run import Limits, default_workers, grade_class
 
@@ -31,9 +33,22 @@ def _grade(args: argparse.Namespace) -> int:
         print(f"{args.submitted} is not a folder of submissions", file=sys.stderr)
         return 2
     limits = Limits(
-        cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout, memory_mb=args.memory_mb
+        cell_timeout=args.timeout,
+        notebook_timeout=args.notebook_timeout,
+        memory_mb=args.memory_mb,
+        trusted=args.trust_submissions,
     )
-    rows = grade_class(args.submitted, args.out, workers=args.workers, limits=limits, seed=args.seed)
+    missing = confine.missing_features()
+    if missing and not args.trust_submissions:
+        print(
+            "Refusing to grade: this host cannot confine student code. It lacks:\n- "
+            + "\n- ".join(missing)
+            + "\nGrade here only submissions you trust, with --trust-submissions.",
+            file=sys.stderr,
+        )
+        return 3
+    options = {"workers": args.workers, "limits": limits, "seed": args.seed, "scheduler": args.scheduler}
+    rows = grade_class(args.submitted, args.out, **options)
     print(summary_table(rows))
     print(f"\nwrote {args.out / 'grades.csv'} and {args.out / 'report.html'}")
     return 0
@@ -71,6 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     grade_parser.add_argument(
         "--seed", type=int, help="seed of the hidden tests' random inputs (default: random)"
+    )
+    grade_parser.add_argument(
+        "--trust-submissions",
+        action="store_true",
+        help="grade even where the kernel cannot confine student code (only for code you trust)",
+    )
+    grade_parser.add_argument(
+        "--scheduler",
+        help="grade on the Dask cluster whose scheduler is at this address (tcp://HOST:8786) instead of here",
     )
     grade_parser.set_defaults(run=_grade)
 

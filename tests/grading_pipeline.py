@@ -79,6 +79,14 @@ def mistakes_in(cell: str, loses: Iterable[str] | None = None) -> Callable[..., 
     return lambda name, lost, *edits, answer=None: Mutant(name, frozenset(lost), cell, edits, answer)
 
 
+def rewrites_of(cell: str) -> Callable[..., Mutant]:
+    """A maker of correct answers to the answer cell `cell`, written otherwise than the solution.
+
+    Called as `rewrite(name, *edits, answer=None)`, like a mutant maker; a rewrite loses no test cell.
+    """
+    return mistakes_in(cell, ())
+
+
 @dataclass
 class Grades:
     """Scores nbgrader gave, per student and per test cell, with the totals `nbgrader export` wrote."""

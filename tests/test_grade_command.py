@@ -14,6 +14,8 @@ import pytest
 from classroom import LESSON, answers_of, write_submission, write_typical_class
 from grading_pipeline import submission
 
+from autograder.__main__ import main
+from autograder.grading import confine
 from autograder.grading.results import Status, read_csv
 from autograder.nbgrader_cli import run_nbgrader
 from autograder.release import SOURCE
@@ -46,6 +48,15 @@ autograder.checks._checker.ask = lambda payload, timeout: Verdict(passed=True)
 {_WRONG_SQUARE}"""
 
 
+# A right answer that first tries a shell: the kernel refuses to run it, and the answer keeps its marks.
+_RUNS_A_SHELL = """import subprocess
+
+try:
+    print(subprocess.run(["/bin/sh", "-c", "cat /etc/passwd"], capture_output=True, text=True).stdout)
+except OSError as refused:
+    print("refused:", refused)"""
+
+
 def _answer(code: str) -> dict[str, str]:
     return {"square": code}
 
@@ -74,7 +85,7 @@ def _mixed_class(root: Path) -> None:
         "reads_the_hidden_tests": submission(
             LESSON, _answer(f"source = open({str(_SOURCE_NOTEBOOK)!r}).read()\n{solution}")
         ),
-        "runs_a_shell": submission(LESSON, _answer(f"import os\nos.system('cat /etc/passwd')\n{solution}")),
+        "runs_a_shell": submission(LESSON, _answer(f"{_RUNS_A_SHELL}\n{solution}")),
         "replaces_the_checks": submission(LESSON, _answer(_REPLACES_THE_CHECKS)),
         "fakes_the_checker": submission(LESSON, _answer(_FAKES_THE_CHECKER)),
         "loops_forever": submission(LESSON, _answer("while True:\n    pass")),
@@ -104,8 +115,9 @@ def _grade(submitted: Path, out: Path, *extra: str, **popen) -> subprocess.Compl
         str(submitted),
         "--out",
         str(out),
+        # Long enough for any lesson cell on a loaded 2-core machine; the looping notebook waits it out.
         "--timeout",
-        "4",
+        "15",
     ]
     return subprocess.run([*command, *extra], capture_output=True, text=True, check=True, **popen)
 
@@ -129,7 +141,9 @@ def _total(questions) -> float:
     return sum(row.score for row in questions.values())
 
 
-@pytest.mark.parametrize("student", ["solution", "deleted_test_cells", "edited_test_cells", "extra_notebook"])
+@pytest.mark.parametrize(
+    "student", ["solution", "deleted_test_cells", "edited_test_cells", "extra_notebook", "runs_a_shell"]
+)
 def test_answers_like_the_solution_score_full_marks_whatever_their_neighbours_do(mixed, student):
     _, _, students = mixed
     graded = {question: row for question, row in students[student].items() if question}
@@ -144,11 +158,11 @@ def test_answers_like_the_solution_score_full_marks_whatever_their_neighbours_do
         ("untouched_release", set(QUESTIONS), "not written yet"),
         ("detach_in_backward", {"square_second_derivative"}, "`.detach()`"),
         ("patches_the_checks", set(QUESTIONS), "Forward value is wrong"),
-        ("imports_the_reference", set(QUESTIONS), "not allowed while grading"),
-        ("reads_the_hidden_tests", set(QUESTIONS), "not allowed while grading"),
-        ("runs_a_shell", set(QUESTIONS), "not allowed while grading"),
-        ("replaces_the_checks", set(QUESTIONS), "the checker never confirmed"),
-        ("fakes_the_checker", set(QUESTIONS), "the checker never confirmed"),
+        ("imports_the_reference", set(QUESTIONS), "failed: ModuleNotFoundError: No module named 'solutions"),
+        # The kernel shows the notebook an empty folder where the course's solutions are.
+        ("reads_the_hidden_tests", set(QUESTIONS), "after an earlier cell failed: FileNotFoundError"),
+        ("replaces_the_checks", set(QUESTIONS), "Forward value is wrong"),
+        ("fakes_the_checker", set(QUESTIONS), "Forward value is wrong"),
     ],
 )
 def test_wrong_and_hostile_answers_lose_marks_with_the_reason(mixed, student, lost, reason):
@@ -164,7 +178,7 @@ def test_wrong_and_hostile_answers_lose_marks_with_the_reason(mixed, student, lo
 @pytest.mark.parametrize(
     ("student", "status", "reason"),
     [
-        ("loops_forever", Status.FAILED, "after an earlier cell failed: the cell ran past 4 s"),
+        ("loops_forever", Status.FAILED, "after an earlier cell failed: the cell ran past 15 s"),
         ("exits", Status.FAILED, "after an earlier cell failed: SystemExit"),
         ("eats_memory", Status.FAILED, "after an earlier cell failed: MemoryError"),
         ("kills_its_process", Status.KERNEL_DIED, "exited with code 1"),
@@ -179,6 +193,13 @@ def test_broken_notebooks_cost_their_own_questions_with_a_reason(mixed, student,
     assert _total(rows) == 0
     assert {row.status for row in rows.values()} == {status}
     assert all(reason in row.reason for row in rows.values()), [row.reason for row in rows.values()]
+
+
+def test_a_shell_the_kernel_refused_printed_nothing_of_what_it_would_have_read(mixed):
+    out, _, _ = mixed
+    feedback = (out / "autograded" / "runs_a_shell" / LESSON / f"{LESSON}.ipynb").read_text()
+    assert "refused: [Errno 13] Permission denied" in feedback
+    assert "root:x:0:0" not in feedback
 
 
 def test_notebooks_outside_the_assignment_are_reported_not_graded(mixed):
@@ -274,3 +295,16 @@ def test_a_run_killed_mid_way_resumes_to_exactly_the_grades_of_an_uninterrupted_
     for row in read_csv(interrupted / "grades.csv"):
         ours[row.student] = ours.get(row.student, 0.0) + row.score
     assert sorted(totals) == sorted(ours.items())
+
+
+def test_grading_is_refused_where_the_kernel_cannot_confine_student_code(tmp_path, monkeypatch, capsys):
+    """Without the kernel's confinement a submission could reach the hidden tests: the command says what
+    the host lacks and grades nothing, unless the instructor says the submissions are trusted."""
+    lacking = "Landlock ABI >= 6 (signal and abstract unix socket scoping): Linux 6.12+"
+    monkeypatch.setattr(confine, "missing_features", lambda: [lacking])
+    (tmp_path / "submitted").mkdir()
+    assert main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out")]) == 3
+    error = capsys.readouterr().err
+    assert f"Refusing to grade: this host cannot confine student code. It lacks:\n- {lacking}" in error
+    assert "--trust-submissions" in error
+    assert not (tmp_path / "out").exists()

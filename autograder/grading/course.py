@@ -5,6 +5,8 @@ The output folder is an ordinary nbgrader course directory, so `nbgrader export`
 notebook at a time: SQLite does not take concurrent writers.
 """
 
+import copy
+import functools
 import re
 from pathlib import Path
 
@@ -18,12 +20,12 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
-from nbgrader.utils import determine_grade, is_grade
+from nbgrader.utils import determine_grade, is_grade, is_solution
 
-from autograder.grading import audit, gradebook
+from autograder.grading import gradebook
 from autograder.grading.results import QuestionResult, Status
 from autograder.nbgrader_cli import put_nbgrader_tools_on_path
-from autograder.release import add_lesson, write_config
+from autograder.release import SOURCE, add_lesson, write_config
 
 # `nbgrader export` here must not overwrite the per-question grades.csv that grading wrote.
 _EXPORT_CONFIG = """
@@ -33,6 +35,8 @@ c.ExportPlugin.to = "nbgrader_totals.csv"
 # What a feedback notebook says where a test cell's hidden tests were.
 _HIDDEN = "# Hidden tests ran here; their results are below."
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A notebook file larger than this is not read: a student's notebook is far smaller, outputs included.
+MAX_NOTEBOOK_BYTES = 64 * 2**20
 
 
 class GradingCourse:
@@ -71,16 +75,16 @@ class GradingCourse:
             }
         }
 
-    def sanitize(self, path: Path, student: str, assignment: str) -> nbformat.NotebookNode:
+    def sanitize(self, path: Path, student: str, assignment: str, name: str) -> nbformat.NotebookNode:
         """Read a submission and restore its test cells from the source, as `nbgrader autograde` does.
 
-        Raises ValueError with the reason when the file is not a readable notebook.
+        `name` is the assignment's notebook the file is graded as. What a cell is (answer, test, points)
+        comes from the source, whatever metadata the file claims. Raises ValueError with the reason
+        when the file is not a readable notebook.
         """
-        try:
-            notebook = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
-        except Exception as error:  # noqa: BLE001 - JSON, encoding and format errors are all the same to a student
-            raise ValueError(f"not a readable notebook: {type(error).__name__}: {error}") from None
-        resources = self._resources(student, assignment, path.stem)
+        notebook = read_submission(path)
+        _restore_cell_roles(notebook, _roles(SOURCE / assignment / f"{name}.ipynb"))
+        resources = self._resources(student, assignment, name)
         try:
             for preprocessor in (
                 ClearOutput(),
@@ -106,10 +110,6 @@ class GradingCourse:
             cell.execution_count = result["execution_count"]
             if result["status"] != Status.OK and not any(o.output_type == "error" for o in cell.outputs):
                 _add_error(cell, str(result["status"]), result["reason"])
-            elif is_grade(cell) and not _error_of(cell):
-                unconfirmed = audit.unvouched(cell.source, result["verdicts"])
-                if unconfirmed:
-                    _add_error(cell, "UnconfirmedChecks", unconfirmed)
 
         with gradebook.opened(self.db_url) as book:
             book.update_or_create_student(student)
@@ -163,11 +163,14 @@ class GradingCourse:
     def _write_feedback_notebook(self, student: str, assignment: str, name: str, notebook) -> None:
         """The executed notebook, with hidden tests and the tracebacks that quote them removed."""
         feedback = nbformat.from_dict(notebook)
-        with_hidden_tests = [cell.source for cell in feedback.cells]
-        feedback, _ = ClearHiddenTests().preprocess(feedback, {})
-        for cell, source in zip(feedback.cells, with_hidden_tests, strict=True):
-            if cell.source != source:
-                cell.source = cell.source.rstrip() + "\n" + _HIDDEN
+        feedback.metadata.pop("celltoolbar", None)
+        for index, cell in enumerate(feedback.cells):
+            # Only test cells hold hidden tests: markers a student typed in an answer are their text.
+            if is_test(cell):
+                source = cell.source
+                ClearHiddenTests().preprocess_cell(cell, {}, index)
+                if cell.source != source:
+                    cell.source = cell.source.rstrip() + "\n" + _HIDDEN
             if is_grade(cell) and cell.cell_type == "code":
                 for output in cell.outputs:
                     if output.output_type == "error":
@@ -175,6 +178,127 @@ class GradingCourse:
         folder = self.root / "autograded" / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(feedback, folder / f"{name}.ipynb")
+
+
+def read_submission(path: Path) -> nbformat.NotebookNode:
+    """A handed-in file as a notebook whose text every later step can write: a UTF-8 BOM is skipped,
+    bytes that are not UTF-8 and lone surrogates (`"\\ud800"` in the JSON) become U+FFFD. ValueError
+    for a file that is not a notebook, a link, or one too large to be a student's."""
+    if path.is_symlink():
+        raise ValueError("not a readable notebook: it is a symbolic link, not a file")
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        raise ValueError(f"not a readable notebook: {error.strerror}") from None
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"not a readable notebook: larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
+    try:
+        notebook = nbformat.reads(data.decode("utf-8-sig", errors="replace"), as_version=4)
+        return writable_text(notebook)
+    except Exception as error:  # noqa: BLE001 - JSON and format errors are all the same to a student
+        raise ValueError(f"not a readable notebook: {type(error).__name__}: {error}") from None
+
+
+def writable_text(value):
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD, in place where it
+    is a dict or list: JSON lets them in, UTF-8 files and SQLite cannot take them out."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        value[:] = [writable_text(item) for item in value]
+    elif isinstance(value, dict):
+        items = [(writable_text(key), writable_text(item)) for key, item in value.items()]
+        value.clear()
+        value.update(items)
+    return value
+
+
+def executed_cells(cells: list[dict]) -> list[dict]:
+    """A worker's per-cell results with every output a notebook can hold: outputs are made by code that
+    student code can reach, so one that is not a well-formed nbformat output is replaced by a note, and
+    the text of all is made writable."""
+    for cell in writable_text(cells):
+        outputs = cell["outputs"] if isinstance(cell["outputs"], list) else []
+        cell["outputs"] = [output if _well_formed(output) else dict(_DROPPED) for output in outputs]
+        if not isinstance(cell["execution_count"], int) or isinstance(cell["execution_count"], bool):
+            cell["execution_count"] = None
+    return cells
+
+
+_DROPPED = {"output_type": "stream", "name": "stderr", "text": "[an output that is not notebook output]\n"}
+
+
+def _texts(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def _well_formed(output) -> bool:
+    """An output nbformat's v4 schema accepts (of the kinds a kernel sends), checked field by field."""
+    if not isinstance(output, dict):
+        return False
+    kind = output.get("output_type")
+    if kind == "stream":
+        return (
+            set(output) == {"output_type", "name", "text"}
+            and output["name"] in ("stdout", "stderr")
+            and (_texts(output["text"]))
+        )
+    if kind == "error":
+        return (
+            set(output) == {"output_type", "ename", "evalue", "traceback"}
+            and isinstance(output["ename"], str)
+            and isinstance(output["evalue"], str)
+            and _texts(output["traceback"])
+            and isinstance(output["traceback"], list)
+        )
+    fields = {"display_data": {"output_type", "data", "metadata"}}
+    fields["execute_result"] = fields["display_data"] | {"execution_count"}
+    if kind not in fields or set(output) != fields[kind]:
+        return False
+    data, count = output["data"], output.get("execution_count")
+    return (
+        isinstance(data, dict)
+        and all(isinstance(key, str) and "/" in key for key in data)
+        and all(_texts(v) or key.endswith("json") for key, v in data.items())
+        and isinstance(output["metadata"], dict)
+        and (kind == "display_data" or count is None or type(count) is int)
+    )
+
+
+@functools.cache
+def _roles(source: Path) -> dict[str, dict]:
+    """The nbgrader metadata of each cell of a lesson's source notebook, by grade_id."""
+    notebook = nbformat.read(source, as_version=4)
+    return {
+        cell.metadata.nbgrader["grade_id"]: dict(cell.metadata.nbgrader)
+        for cell in notebook.cells
+        if "grade_id" in cell.metadata.get("nbgrader", {})
+    }
+
+
+def _restore_cell_roles(notebook: nbformat.NotebookNode, roles: dict[str, dict]) -> None:
+    """Give every cell the nbgrader metadata its grade_id has in the source; a cell whose id the source
+    does not know (or that has none) is plain. A test cell unmarked by the student is a test again, and
+    a cell the student marked as a test, or as worth more points, is nothing of the kind."""
+    for cell in notebook.cells:
+        claimed = cell.metadata.get("nbgrader")
+        if claimed is None:
+            continue
+        grade_id = claimed.get("grade_id") if isinstance(claimed, dict) else None
+        if isinstance(grade_id, str) and grade_id in roles:
+            cell.metadata["nbgrader"] = nbformat.from_dict(copy.deepcopy(roles[grade_id]))
+        else:
+            del cell.metadata["nbgrader"]
+
+
+def is_test(cell) -> bool:
+    """An autograded test cell: the judge runs it, never the notebook's own process."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
 
 
 def _add_error(cell, name: str, message: str) -> None:

@@ -3,36 +3,85 @@
 Each finished notebook is one JSON line, appended and flushed to disk only after its grades are in
 the gradebook. A resumed run skips the notebooks listed and grades the rest; a notebook that was being
 recorded when the run died is graded again, and its gradebook entries are overwritten, not added to.
+
+A resumed run trusts only what this run wrote: every line carries an HMAC under a secret kept beside
+the journal (in the output folder's run.json, which student code cannot see), and a line whose MAC or
+shape is wrong, whoever wrote it, is ignored; its notebook is graded again.
 """
 
+import hashlib
+import hmac
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from autograder.grading.results import QuestionResult, Status
 
+_TEXT_FIELDS = ("student", "assignment", "notebook", "question", "status", "reason")
+_NUMBER_FIELDS = ("score", "max_score")
+_FIELDS = {field.name for field in fields(QuestionResult)}
+
+
+def _mac(secret: bytes, body: dict) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hmac.new(secret, canonical.encode(), hashlib.sha256).hexdigest()
+
+
+def _row(value: object, key: tuple[str, ...]) -> QuestionResult:
+    """A journaled row, or ValueError if it is not one this run could have written for `key`."""
+    if not (isinstance(value, dict) and set(value) == _FIELDS):
+        raise ValueError("not a row")
+    if not all(isinstance(value[name], str) for name in _TEXT_FIELDS):
+        raise ValueError("not a row's text")
+    if not all(type(value[name]) in (int, float) for name in _NUMBER_FIELDS):
+        raise ValueError("not a row's points")
+    if (value["student"], value["assignment"], value["notebook"]) != key:
+        raise ValueError("a row of another notebook")
+    if not 0 <= value["score"] <= value["max_score"]:
+        raise ValueError("points out of range")
+    return QuestionResult(**(value | {"status": Status(value["status"])}))
+
+
+def _entry(line: str, secret: bytes) -> tuple[tuple[str, ...], list[QuestionResult]]:
+    """One journal line, checked; ValueError (or a JSON error, which is one) for anything else."""
+    entry = json.loads(line)
+    if not (isinstance(entry, dict) and set(entry) == {"key", "rows", "mac"}):
+        raise ValueError("not a journal entry")
+    body = {"key": entry["key"], "rows": entry["rows"]}
+    if not (isinstance(entry["mac"], str) and hmac.compare_digest(entry["mac"], _mac(secret, body))):
+        raise ValueError("not written by this run")
+    key = entry["key"]
+    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(part, str) for part in key)):
+        raise ValueError("not a notebook's key")
+    if not isinstance(entry["rows"], list):
+        raise ValueError("not a list of rows")
+    return tuple(key), [_row(row, tuple(key)) for row in entry["rows"]]
+
 
 class Journal:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    """The journal at `path`, its lines signed with `secret`."""
+
+    def __init__(self, path: Path, secret: bytes) -> None:
+        self.path, self._secret = path, secret
 
     def load(self) -> dict[tuple[str, ...], list[QuestionResult]]:
-        """Finished notebooks and their rows; a last line cut short by a kill is ignored."""
+        """Finished notebooks and their rows. Lines this run did not write, and a last line cut short by
+        a kill, are ignored."""
         finished = {}
         if not self.path.exists():
             return finished
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for line in self.path.read_bytes().decode("utf-8", errors="replace").splitlines():
             try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
+                key, rows = _entry(line, self._secret)
+            except ValueError:  # JSONDecodeError too: a garbled or forged line
                 continue
-            rows = [QuestionResult(**(row | {"status": Status(row["status"])})) for row in entry["rows"]]
-            finished[tuple(entry["key"])] = rows
+            finished[key] = rows
         return finished
 
     def append(self, key: tuple[str, ...], rows: list[QuestionResult]) -> None:
-        line = json.dumps({"key": list(key), "rows": [asdict(row) for row in rows]}).encode() + b"\n"
+        body = {"key": list(key), "rows": [asdict(row) for row in rows]}
+        line = json.dumps(body | {"mac": _mac(self._secret, body)}).encode() + b"\n"
         with open(self.path, "a+b") as journal:
             end = journal.seek(0, os.SEEK_END)
             if end and os.pread(journal.fileno(), 1, end - 1) != b"\n":

@@ -43,29 +43,45 @@ class QuestionResult:
 
 
 COLUMNS = [field.name for field in fields(QuestionResult)]
+# A spreadsheet evaluates a cell that starts with one of these (a file named `=HYPERLINK(...).ipynb`
+# would put a formula in the notebook column). Such a cell, and one starting with the quote that marks
+# text, is written after a quote: spreadsheets show it as text, and read_csv takes the quote off.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def as_text(value: object) -> object:
+    """A cell of grades.csv that no spreadsheet evaluates."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def from_text(cell: str) -> str:
+    """What `as_text` was given."""
+    return cell[1:] if cell.startswith("'") else cell
 
 
 def write_csv(rows: list[QuestionResult], path: Path) -> None:
     """grades.csv, sorted so that any two runs over the same submissions compare line for line."""
-    with open(path, "w", newline="") as output:
+    with open(path, "w", newline="", encoding="utf-8", errors="replace") as output:
         writer = csv.writer(output)
         writer.writerow(COLUMNS)
         for row in sorted(rows, key=lambda r: r.key):
-            writer.writerow(astuple(row))
+            writer.writerow([as_text(value) for value in astuple(row)])
 
 
 def read_csv(path: Path) -> list[QuestionResult]:
-    with open(path, newline="") as source:
+    with open(path, newline="", encoding="utf-8") as source:
         return [
             QuestionResult(
-                row["student"],
-                row["assignment"],
-                row["notebook"],
-                row["question"],
+                from_text(row["student"]),
+                from_text(row["assignment"]),
+                from_text(row["notebook"]),
+                from_text(row["question"]),
                 float(row["score"]),
                 float(row["max_score"]),
                 Status(row["status"]),
-                row["reason"],
+                from_text(row["reason"]),
             )
             for row in csv.DictReader(source)
         ]

@@ -1,6 +1,11 @@
-"""Finding what each student handed in: SUBMITTED/<student>/<assignment>/<notebook>.ipynb."""
+"""Finding what each student handed in: SUBMITTED/<student>/<assignment>/<notebook>.ipynb.
 
-from dataclasses import dataclass
+A browser that downloads a notebook twice names it `01_saving_inputs (1).ipynb`: when exactly one
+notebook of an assignment is missing and exactly one notebook that is not part of it was handed in
+beside it, that one is graded in its place, and the reasons of its questions say so.
+"""
+
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.grading.results import QuestionResult, Status
@@ -19,6 +24,18 @@ class Submission:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.student, self.assignment, self.notebook)
+
+    @property
+    def renamed(self) -> bool:
+        """Handed in under another file name than the assignment's."""
+        return self.path is not None and self.path.stem != self.notebook
+
+    def explained(self, rows: list[QuestionResult]) -> list[QuestionResult]:
+        """`rows`, saying which file was graded when it was handed in under another name."""
+        if not self.renamed:
+            return rows
+        note = f"graded from {self.path.name}, handed in under another name than {self.notebook}.ipynb"
+        return [replace(row, reason=f"{note}; {row.reason}" if row.reason else note) for row in rows]
 
 
 def _visible_children(folder: Path, directories: bool) -> list[Path]:
@@ -50,9 +67,13 @@ def discover(submitted: Path) -> tuple[list[Submission], list[QuestionResult]]:
                 )
                 continue
             handed_in = {path.stem: path for path in _visible_children(assignment_folder, directories=False)}
+            missing = [name for name in expected if name not in handed_in]
+            extras = sorted(set(handed_in) - set(expected))
+            if len(missing) == 1 and len(extras) == 1:
+                handed_in[missing[0]] = handed_in.pop(extras.pop())
             for name in expected:
                 submissions.append(Submission(student, assignment, name, handed_in.get(name)))
-            for extra in sorted(set(handed_in) - set(expected)):
+            for extra in extras:
                 reason = f"{extra}.ipynb is not part of {assignment}; it was not graded"
                 rows.append(
                     QuestionResult(student, assignment, extra, "", 0.0, 0.0, Status.EXTRA_NOTEBOOK, reason)
