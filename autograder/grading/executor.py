@@ -6,6 +6,7 @@ recorded the way a kernel would send them (streams, displays, execute results, e
 grades the executed notebook exactly as it grades one run by a kernel.
 """
 
+import importlib
 import io
 import json
 import os
@@ -212,6 +213,9 @@ def serve(shell: ExecutorShell, requests_fd: int, replies_fd: int) -> None:
     requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
     # A lesson's own cells may call the checks to show what they say; no interpreter may be started here.
     autograder.checks._checker.fork_instead = True
+    # Import caches filled in the worker describe folders as they were before the sandbox hid some:
+    # forgotten, every notebook's imports see the same files, so the same answer fails the same way.
+    importlib.invalidate_caches()
     # The worker interrupts a cell that runs too long; an interrupt that arrives just after the cell
     # ended must not kill the executor while it waits for the next one.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
