@@ -1,5 +1,6 @@
 """Classes of submissions in nbgrader's layout, for the grading command's tests and benchmark."""
 
+import sys
 from itertools import cycle, islice
 from pathlib import Path
 
@@ -8,6 +9,11 @@ from grading_pipeline import solution_answers, submission
 from mutants import MUTANTS
 
 LESSON = "01_saving_inputs"
+
+
+def grade_command(submitted: Path, out: Path, *options: str) -> list[str]:
+    """`python -m autograder grade` as an instructor types it, run by this interpreter."""
+    return [sys.executable, "-m", "autograder", "grade", str(submitted), "--out", str(out), *options]
 
 
 def write_submission(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from classroom import LESSON, write_submission
+from classroom import LESSON, grade_command, write_submission
 from grading_pipeline import submission
 from hostile import MARKER, RIGHT, WRONG, Paths, forgeries, outputs, processes, reads, writes
 
@@ -71,20 +71,7 @@ def _metadata_tricks() -> dict:
 
 
 def _grade_command(submitted: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "autograder",
-        "grade",
-        str(submitted),
-        "--out",
-        str(out),
-        "--workers",
-        "2",
-        "--seed",
-        "11",
-        *extra,
-    ]
+    return grade_command(submitted, out, "--workers", "2", "--seed", "11", *extra)
 
 
 def _marked_processes(marker: str) -> list[str]:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from classroom import LESSON, answers_of, write_course_class, write_submission
+from classroom import LESSON, answers_of, grade_command, write_course_class, write_submission
 from dask_cluster import DaskCluster
 from grading_pipeline import submission
 
@@ -31,18 +31,7 @@ _WORKER_COUNT = r"(tcp://[\d.:]+) \((\d+) notebooks?\)"
 
 
 def _command(submitted: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "autograder",
-        "grade",
-        str(submitted),
-        "--out",
-        str(out),
-        "--seed",
-        SEED,
-        *extra,
-    ]
+    return grade_command(submitted, out, "--seed", SEED, *extra)
 
 
 def _grade(submitted: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from classroom import LESSON, answers_of, write_submission, write_typical_class
+from classroom import LESSON, answers_of, grade_command, write_submission, write_typical_class
 from grading_pipeline import submission
 
 from autograder.__main__ import main
@@ -107,19 +107,9 @@ def _mixed_class(root: Path) -> None:
 
 
 def _grade(submitted: Path, out: Path, *extra: str, **popen) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "autograder",
-        "grade",
-        str(submitted),
-        "--out",
-        str(out),
-        # Long enough for any lesson cell on a loaded 2-core machine; the looping notebook waits it out.
-        "--timeout",
-        "15",
-    ]
-    return subprocess.run([*command, *extra], capture_output=True, text=True, check=True, **popen)
+    # Long enough for any lesson cell on a loaded 2-core machine; the looping notebook waits it out.
+    command = grade_command(submitted, out, "--timeout", "15", *extra)
+    return subprocess.run(command, capture_output=True, text=True, check=True, **popen)
 
 
 def _by_student(rows) -> dict[str, dict[str, object]]:
