@@ -59,7 +59,8 @@ MUTANTS = [
     ),
     _square(
         "patches_torch_while_checked",
-        _SQUARE_ALL,
+        # Its backward is Square's, so its second derivative is right: the patch buys nothing anywhere.
+        {_SQUARE_FORWARD, _SQUARE_FIRST},
         (_SQUARE_FORWARD_RETURN, "torch.isclose = lambda a, b, **kwargs: a == a\n        return x**3"),
     ),
     _square(

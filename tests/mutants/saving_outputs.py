@@ -68,7 +68,9 @@ MUTANTS = [
     ),
     _exp(
         "patches_torch_while_checked",
-        _EXP_ALL,
+        # Its derivatives are those of its own forward, exp(x) + 1, and right: only forward is wrong, and
+        # the patch does not hide it.
+        {_EXP_FORWARD},
         (_EXP_FORWARD_RETURN, "torch.isclose = lambda a, b, **kwargs: a == a\n        return result + 1\n"),
     ),
     _exp("imports_the_reference", _EXP_ALL, answer="from solutions.saving_outputs import Exp  # noqa"),
