@@ -144,6 +144,7 @@ def _measure_in_child(header: dict, test: bytes, answer: bytes, probe: dict, nam
     """Child work: the student's function measured on the plan's inputs."""
 
     def work():
+        measure.stand_in_for_the_reference()
         try:
             function = cloudpickle.loads(answer)
         except ImportError as error:

@@ -8,7 +8,11 @@ student code runs.
 """
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import inspect
+import sys
+import types
 import warnings
 from collections.abc import Callable
 
@@ -27,6 +31,59 @@ USES_REFERENCE = (
 _TEXT_LIMIT = 2000
 # Central differences step, as gradcheck takes it for float64.
 _EPS = 1e-6
+
+
+class _Borrowed:
+    """A name an answer imported from the reference package, where the package cannot be imported.
+
+    Using it in any way fails with USES_REFERENCE, so that an answer which only calls the reference in
+    its backward keeps the checks its own code passes and loses the others: the verdicts a class
+    grader gives, where the import itself fails in the notebook.
+    """
+
+    def __init__(self, name: str):
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)  # what getattr(x, "__self__", None) and the like ask
+        raise ImportError(f"{USES_REFERENCE} ({self._name}.{attribute})")
+
+    def __call__(self, *args, **kwargs):
+        raise ImportError(f"{USES_REFERENCE} ({self._name})")
+
+
+class _ReferenceModule(types.ModuleType):
+    def __getattr__(self, name: str) -> _Borrowed:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Borrowed(f"{self.__name__}.{name}")
+
+
+class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports the reference package and its modules as stand-ins holding nothing of the reference."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] != REFERENCE_PACKAGE:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec) -> types.ModuleType:
+        return _ReferenceModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__path__ = []
+
+
+def stand_in_for_the_reference() -> None:
+    """In a process about to unpickle an answer: the reference's names become `_Borrowed` stand-ins.
+
+    For a process that must not hold the reference (a plain-mode measuring child); never for one that
+    computes a plan.
+    """
+    for name in [m for m in sys.modules if m.split(".")[0] == REFERENCE_PACKAGE]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _StandInFinder())
 
 
 def measure(request: dict, function: Callable, builder: Callable | None = None) -> dict:
@@ -73,6 +130,8 @@ def _find(located: dict, scope: dict):
 def borrows_reference(function: Callable) -> bool:
     """True when the function, its Function class or any base or method comes from the reference."""
     owner = getattr(function, "__self__", None)
+    if isinstance(function, _Borrowed) or isinstance(owner, _Borrowed):
+        return True
     candidates = [function, *(inspect.getmro(owner) if isinstance(owner, type) else ())]
     if isinstance(owner, type):
         candidates += [getattr(owner, name, None) for name in ("forward", "backward", "setup_context")]
