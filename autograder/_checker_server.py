@@ -127,12 +127,12 @@ def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float):
 
 
 def _plan_in_child(header: dict, test: bytes):
-    """Child work: the reference's plan, from the test's pickled (reference, builder)."""
+    """Child work: the reference's plan, from the test's pickled (reference, builder, mistakes)."""
 
     def work():
-        reference, builder = cloudpickle.loads(test)
+        reference, builder, mistakes = cloudpickle.loads(test)
         if header["kind"] == "result":
-            return plan.plan_result(reference, builder, header["randomized"])
+            return plan.plan_result(reference, builder, header["randomized"], mistakes)
         return plan.plan_function(
             header["kind"], reference, header["randomized"], header["low"], header["high"]
         )
@@ -147,11 +147,9 @@ def _measure_in_child(header: dict, test: bytes, answer: bytes, probe: dict, nam
         measure.stand_in_for_the_reference()
         try:
             function = cloudpickle.loads(answer)
-        except ImportError as error:
-            if measure.REFERENCE_PACKAGE in str(error):
-                return {"refused": measure.USES_REFERENCE}
-            raise
-        _, builder = cloudpickle.loads(test) if header["kind"] == "result" else (None, None)
+        except measure.UsesReference:
+            return {"refused": measure.USES_REFERENCE}
+        _, builder, _ = cloudpickle.loads(test) if header["kind"] == "result" else (None, None, None)
         request = probe | {"kind": header["kind"], "name": header["name"], "names": names}
         return measure.measure(request | {"where": header["where"]}, function, builder)
 

@@ -84,10 +84,17 @@ def where_built(reference: Callable, inputs: Callable) -> str:
     return f"when called with the {names} that `{getattr(inputs, '__name__', 'inputs')}` builds"
 
 
-def _ask(kind: str, function: Callable, reference: Callable, inputs: Callable | None, **header) -> None:
+def _ask(
+    kind: str,
+    function: Callable,
+    reference: Callable,
+    inputs: Callable | None,
+    mistakes: dict[str, Callable] | None = None,
+    **header,
+) -> None:
     """Send one check to the checker process; raise AssertionError with its message if it failed."""
     try:
-        test = cloudpickle.dumps((reference, inputs))
+        test = cloudpickle.dumps((reference, inputs, mistakes or {}))
     except Exception as error:  # noqa: BLE001 - a test the checker cannot receive is the instructor's to fix
         raise TypeError(f"Could not send the test's reference to the checker: {error}") from None
     try:
@@ -148,6 +155,7 @@ def check_result(
     *,
     randomized: bool = False,
     name: str | None = None,
+    mistakes: dict[str, Callable] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> None:
     """An ordinary function (not a Function) behaves like `reference` on the arguments `inputs` builds.
@@ -158,6 +166,8 @@ def check_result(
     `.grad` they leave on every tensor that requires grad and every module parameter among the
     arguments, and the gradients flowing back from the result to those. `randomized=True` seeds the
     generator afresh in the checker process, so hidden tests catch hard-coded answers.
+    `mistakes` maps the cause of a mistake students make to a function returning what that mistake
+    returns: a wrong result equal to one of them is reported with its cause.
     Raises AssertionError saying what is wrong and the likely mistake.
     """
     _reference_names(reference)
@@ -168,6 +178,7 @@ def check_result(
         function,
         reference,
         inputs,
+        mistakes,
         name=name or _name_of(function),
         randomized=randomized,
         timeout=timeout,

@@ -57,6 +57,8 @@ class Mutant:
     cell: str
     edits: tuple[tuple[str, str], ...] = ()
     answer: str | None = None
+    # What the feedback on a question it loses must say: the mistake's name, where a test pins it.
+    says: str = ""
 
     def apply(self, solution: dict[str, str]) -> dict[str, str]:
         """The solution's answers with this mistake made in `cell`."""
@@ -70,13 +72,15 @@ class Mutant:
 def mistakes_in(cell: str, loses: Iterable[str] | None = None) -> Callable[..., Mutant]:
     """A maker of mutants that edit the answer cell `cell`.
 
-    Called as `mistake(name, loses, *edits, answer=None)`; when every mutant of the cell loses the same
-    test cells, pass them here and call `mistake(name, *edits, answer=None)`.
+    Called as `mistake(name, loses, *edits, answer=None, says="")`; when every mutant of the cell loses
+    the same test cells, pass them here and call `mistake(name, *edits, answer=None, says="")`.
     """
     if loses is not None:
         fixed = frozenset(loses)
-        return lambda name, *edits, answer=None: Mutant(name, fixed, cell, edits, answer)
-    return lambda name, lost, *edits, answer=None: Mutant(name, frozenset(lost), cell, edits, answer)
+        return lambda name, *edits, answer=None, says="": Mutant(name, fixed, cell, edits, answer, says)
+    return lambda name, lost, *edits, answer=None, says="": Mutant(
+        name, frozenset(lost), cell, edits, answer, says
+    )
 
 
 def rewrites_of(cell: str) -> Callable[..., Mutant]:

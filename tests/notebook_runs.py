@@ -1,7 +1,7 @@
 """Running a notebook top to bottom, and reading what the run left in it: errors, graphs, plots and the
 kernel's peak memory.
 
-The course is run in four places: test_course, a fresh Binder environment (test_binder), JupyterLab
+The course is run in three places: a fresh Binder environment (test_binder), JupyterLab
 (test_jupyterlab) and the lesson benchmark (bench_lessons). All judge a run with these functions, so
 they agree on what a good run is.
 """

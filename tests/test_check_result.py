@@ -135,6 +135,10 @@ def penalty_over_the_whole_batch(critic, points):
     return (grad.norm() - 1) ** 2
 
 
+def penalty_summed(critic, points):
+    return penalty(critic, points) * len(points)
+
+
 def penalty_marking_the_callers_points(critic, points):
     points.requires_grad_()
     (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
@@ -273,6 +277,24 @@ def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_
 def test_penalty_with_the_wrong_norm_fails_on_its_value():
     message = failure(penalty_over_the_whole_batch, penalty, critic_and_points)
     assert message.startswith("The result of penalty_over_the_whole_batch is wrong: expected ")
+
+
+WHOLE_BATCH = "the norm is taken over the whole batch"
+
+
+def test_a_wrong_result_equal_to_a_known_mistake_is_told_with_its_cause():
+    mistakes = {"it sums": penalty_summed, WHOLE_BATCH: penalty_over_the_whole_batch}
+    message = failure(penalty_over_the_whole_batch, penalty, critic_and_points, mistakes=mistakes)
+    assert message.startswith("The result of penalty_over_the_whole_batch is wrong: expected ")
+    assert f"\nLikely cause: {WHOLE_BATCH}\n" in message
+    assert "it sums" not in message
+
+
+def test_a_wrong_result_unlike_every_known_mistake_names_none():
+    mistakes = {WHOLE_BATCH: penalty_over_the_whole_batch}
+    message = failure(penalty_summed, penalty, critic_and_points, mistakes=mistakes, randomized=True)
+    assert message.startswith("The result of penalty_summed is wrong: expected ")
+    assert "Likely cause" not in message
 
 
 def test_builder_inconsistent_with_the_reference_is_reported_for_the_instructor():

@@ -479,6 +479,20 @@ class CubeWithSquaresBackward(Square):
         return x**3
 
 
+class CubeCallsItsBackwardWithArgumentsExchanged(Function):
+    """Cube whose backward calls a right Function of (grad_out, x) as if it took (x, grad_out)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return ScaledCube.apply(x, grad_out)
+
+
 class ProductDetached(torch.autograd.Function):
     """grad_out * x, like a backward kernel; its own backward detaches both factors."""
 
@@ -550,6 +564,20 @@ class BorrowedSquare(ReferenceSquare):
 def borrowed_square(x):
     """Calls the course's reference Square."""
     return ReferenceSquare.apply(x)
+
+
+class CubeBorrowingInBackward(Function):
+    """Its own forward; a backward that calls the course's reference Square (rightly: 3 x**2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 3 * ReferenceSquare.apply(x)
 
 
 # Outputs the visible check's inputs produce, keyed by those inputs.
@@ -727,6 +755,15 @@ def test_backward_ignoring_grad_out_fails_first_derivative_with_the_chain_rule_h
     assert message.startswith("First derivative with respect to x is wrong")
     assert "with a random grad_out" in message
     assert "Likely cause: backward returns the local derivative without multiplying by grad_out" in message
+
+
+def test_backward_calling_a_function_with_its_arguments_exchanged_is_named():
+    check_forward(CubeCallsItsBackwardWithArgumentsExchanged.apply, lambda x: x**3)
+    message = failure(
+        check_first_derivative, CubeCallsItsBackwardWithArgumentsExchanged.apply, lambda x: x**3
+    )
+    assert message.startswith("First derivative with respect to x is wrong")
+    assert "Likely cause: x and grad_out are exchanged" in message
 
 
 def test_backward_ignoring_grad_out_shows_the_grad_out_it_was_given_where_it_went_wrong():
@@ -990,6 +1027,15 @@ def test_answer_using_the_reference_implementation_gets_no_credit(function, chec
         "Your answer uses the course's reference implementation (the `solutions` package)"
     )
     assert message.endswith("this check gives no credit.")
+
+
+def test_answer_using_the_reference_only_in_backward_keeps_its_own_forward():
+    """As under the class grader, where the import fails in the notebook: what the answer's own code
+    computes earns its mark; every check that reaches the reference gets none."""
+    check_forward(CubeBorrowingInBackward.apply, lambda x: x**3)
+    for check in (check_first_derivative, check_second_derivative):
+        message = failure(check, CubeBorrowingInBackward.apply, lambda x: x**3)
+        assert message.startswith("Your answer uses the course's reference implementation"), message
 
 
 def test_hard_coded_visible_answers_pass_visible_but_fail_randomized_check():

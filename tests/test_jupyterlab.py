@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from grading_pipeline import solution_answers, submission
 from jupyterlab_server import Notebook, chromium, jupyterlab, notebook_page
-from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors
+from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors, wrote_to_stderr
 
 from autograder.release import STUDENT_NOTEBOOKS, assignments
 
@@ -70,6 +70,7 @@ def test_release_runs_in_jupyterlab_failing_only_in_the_unanswered_exercises(
         assert errors(saved), "the untouched release raised nothing"
         notebook.screenshot_first_error(f"{lesson}-release")
         assert unexplained_errors(saved) == {}
+        assert not wrote_to_stderr(saved), "a cell wrote to stderr"
         _assert_pictures_shown(notebook, saved, f"{lesson}-release")
 
 

@@ -196,6 +196,10 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, 
         and (hint := hints.ignores_grad_out(want, got, grad_outs[0], _incoming(names, "the ")))
     ):
         return hint
+    if isinstance(got, torch.Tensor) and (
+        hint := hints.exchanged_arguments(keep.get("exchanged"), got, names)
+    ):
+        return hint
     if all(isinstance(g, torch.Tensor) for g in all_grads[1]) and (
         hint := hints.swapped_gradients(all_grads[1], all_grads[0], names)
     ):
@@ -320,12 +324,26 @@ def compare_result(name, names, expected, measurement, where) -> None:
                 f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
             )
     try:
-        _compare_returned(name, expected["result"], measurement["result"], "the result")
+        _compare_result_value(name, expected, measurement["result"])
         _compare_stored_gradients(name, expected, measurement)
         _compare_gradient_flow(name, expected, measurement)
     except FailedCheckError as failure:
         # Which builder made the arguments tells a student whether it was the visible example or not.
         raise FailedCheckError(f"{failure}\n  {where}") from None
+
+
+def _compare_result_value(name: str, expected: dict, got: dict) -> None:
+    """The returned value; a wrong one equal to what a known mistake returns is told with its cause."""
+    try:
+        _compare_returned(name, expected["result"], got, "the result")
+    except FailedCheckError as failure:
+        for mistake in expected.get("mistakes", []):
+            try:
+                _compare_returned(name, mistake["result"], got, "the result")
+            except FailedCheckError:
+                continue
+            raise FailedCheckError(f"{failure}\nLikely cause: {_text(mistake['cause'])}") from None
+        raise
 
 
 def _kind(tree: dict) -> str:

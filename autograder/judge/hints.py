@@ -29,3 +29,17 @@ def swapped_gradients(got, expected, names: list[str]) -> str | None:
                     "Return one gradient per input, in the order forward takes its inputs."
                 )
     return None
+
+
+def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names: list[str]) -> str | None:
+    """A hint when backward's value is the derivative taken at grad_out and weighted by x: the two were
+    passed in each other's place, typically to a second Function (`CubeBackward.apply(x, grad_out)`)."""
+    if exchanged is None or got.shape != exchanged.shape or not bool(torch.isfinite(exchanged).all()):
+        return None
+    if not torch.allclose(got.detach(), exchanged, rtol=1e-6, atol=1e-9):
+        return None
+    return (
+        f"Likely cause: {names[0]} and grad_out are exchanged: backward gives the derivative at grad_out, "
+        f"weighted by {names[0]}. If backward calls another Function, pass it its arguments in the order "
+        "its forward takes them."
+    )

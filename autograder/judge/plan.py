@@ -27,6 +27,19 @@ def _outputs(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
+def _exchanged(reference: Callable, inputs: tuple, grad_outs: list) -> torch.Tensor | None:
+    """The reference's gradient with x and grad_out exchanged, for a function of one tensor to one of
+    the same shape: what a backward gives that passes (x, grad_out) to a Function of (grad_out, x)."""
+    if len(inputs) != 1 or len(grad_outs) != 1 or inputs[0].shape != grad_outs[0].shape:
+        return None
+    x = grad_outs[0].detach().clone().requires_grad_()
+    try:
+        (grad,) = torch.autograd.grad(reference(x), x, inputs[0].detach(), allow_unused=True)
+    except Exception:  # noqa: BLE001 - a hint the reference cannot give is no hint, never a failed plan
+        return None
+    return None if grad is None else grad.detach()
+
+
 def plan_function(kind: str, reference: Callable, randomized: bool, low: float, high: float) -> dict:
     """Inputs for a Function's check, with the reference's outputs and derivatives on each of them."""
     names = argument_names(reference)
@@ -44,6 +57,8 @@ def plan_function(kind: str, reference: Callable, randomized: bool, low: float, 
             grads = _zeros_for_none(grads, inputs)
             sample["grad_outs"] = keep["grad_outs"] = [g.detach() for g in grad_outs]
             keep["grads"] = [g.detach() for g in grads]
+            if not second and (exchanged := _exchanged(reference, inputs, grad_outs)) is not None:
+                keep["exchanged"] = exchanged
             if second:
                 grad_grads = _samples.like(grads, gen)
                 variables = (*inputs, *grad_outs)
@@ -55,12 +70,27 @@ def plan_function(kind: str, reference: Callable, randomized: bool, low: float, 
     return {"names": names, "probe": {"samples": probe}, "expected": {"samples": expected}}
 
 
-def plan_result(reference: Callable, builder: Callable, randomized: bool) -> dict:
+def _built(builder: Callable, seed: int) -> tuple:
+    args = builder(torch.Generator().manual_seed(seed))
+    return args if isinstance(args, tuple) else (args,)
+
+
+def _mistaken(mistakes: dict[str, Callable], builder: Callable, seed: int) -> list[dict]:
+    """What each known mistake returns, on its own copy of the arguments: its cause names a wrong
+    result equal to it."""
+    return [
+        {"cause": cause, "result": _arrays.tree(wrong(*_built(builder, seed)))}
+        for cause, wrong in mistakes.items()
+    ]
+
+
+def plan_result(
+    reference: Callable, builder: Callable, randomized: bool, mistakes: dict[str, Callable] | None = None
+) -> dict:
     """A seed for the arguments `builder` makes, and what the reference does with its own copy."""
     names = argument_names(reference)
     seed = int(torch.randint(2**62, (), generator=_samples.generator(randomized)))
-    args = builder(torch.Generator().manual_seed(seed))
-    args = args if isinstance(args, tuple) else (args,)
+    args = _built(builder, seed)
     probe = {"seed": seed, "flow": [], "cotangents": []}
     builder_name = getattr(builder, "__name__", "inputs")
     if len(args) != len(names):
@@ -72,6 +102,7 @@ def plan_result(reference: Callable, builder: Callable, randomized: bool) -> dic
         "leaves": [label for label, _ in leaves],
         "result": _arrays.tree(result),
         "leaf_grads": [_arrays.tree(leaf.grad) for _, leaf in leaves],
+        "mistakes": _mistaken(mistakes or {}, builder, seed),
     }
     tensors = _samples.tensors(result)
     flow = [index for index, tensor in enumerate(tensors) if tensor.requires_grad]

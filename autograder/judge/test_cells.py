@@ -199,7 +199,7 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
         randomized = options.pop("randomized", False)
         _samples.reproducible(hash((seed, number)))
         if call.kind == "result":
-            made = plan.plan_result(call.reference, call.inputs, randomized)
+            made = plan.plan_result(call.reference, call.inputs, randomized, options.pop("mistakes", None))
             where = autograder.checks.where_built(call.reference, call.inputs)
             builder = _locate(call.inputs, "argument builder")
         else:

@@ -33,24 +33,31 @@ _TEXT_LIMIT = 2000
 _EPS = 1e-6
 
 
+class UsesReference(BaseException):
+    """Raised by any use of a `_Borrowed` name. A BaseException, so that no `except Exception` on the
+    way (the student's, or this module's) turns it into an ordinary error: `measure` refuses the answer."""
+
+
 class _Borrowed:
     """A name an answer imported from the reference package, where the package cannot be imported.
 
-    Using it in any way fails with USES_REFERENCE, so that an answer which only calls the reference in
-    its backward keeps the checks its own code passes and loses the others: the verdicts a class
-    grader gives, where the import itself fails in the notebook.
+    Any use of it refuses the check, so that an answer which calls the reference only in its backward
+    keeps the checks its own code passes and loses the others: the verdicts a class grader gives,
+    where the import itself fails in the notebook.
     """
 
     def __init__(self, name: str):
         object.__setattr__(self, "_name", name)
 
     def __getattr__(self, attribute: str):
-        if attribute.startswith("__"):
-            raise AttributeError(attribute)  # what getattr(x, "__self__", None) and the like ask
-        raise ImportError(f"{USES_REFERENCE} ({self._name}.{attribute})")
+        # A class built on it asks for __mro_entries__; getattr(x, "__self__", None) and the like ask
+        # for other dunders and expect AttributeError.
+        if attribute.startswith("__") and attribute != "__mro_entries__":
+            raise AttributeError(attribute)
+        raise UsesReference(f"{self._name}.{attribute}")
 
     def __call__(self, *args, **kwargs):
-        raise ImportError(f"{USES_REFERENCE} ({self._name})")
+        raise UsesReference(self._name)
 
 
 class _ReferenceModule(types.ModuleType):
@@ -95,6 +102,8 @@ def measure(request: dict, function: Callable, builder: Callable | None = None) 
         if request["kind"] == "result":
             return _measure_result(request, function, builder)
         return _measure_function(request, function)
+    except UsesReference:
+        return {"refused": USES_REFERENCE}
     except Exception as error:  # noqa: BLE001 - whatever the student's objects do, the judge hears of it
         return {"refused": _text(f"The checker could not measure your code: {type(error).__name__}: {error}")}
 

@@ -64,6 +64,15 @@ MUTANTS = [
         (_HVP_LEAF, "    return torch.func.jacfwd(torch.func.grad(f))(x) @ v\n"),
     ),
     _hvp("hvp_returns_the_gradient", _HVP_ALL, ("return product", "return grad_x")),
+    # .grad adds up: after the second backward it holds the gradient plus H·v.
+    _hvp(
+        "hvp_returns_x_grad_after_two_backwards",
+        _HVP_ALL,
+        (_HVP_FIRST, "f(x).backward(create_graph=True)"),
+        (_HVP_SECOND, "x.grad.backward(v)"),
+        ("return product", "return x.grad"),
+        says=".grad adds up",
+    ),
     _hvp(
         "hvp_detaches_the_first_gradient",
         _HVP_ALL,
@@ -86,21 +95,25 @@ MUTANTS = [
         "penalty_norm_over_the_whole_batch",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.norm() - 1) ** 2).mean()"),
+        says="the norm is taken over the whole batch at once",
     ),
     _penalty(
         "penalty_without_minus_one",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return (gradients.norm(dim=1) ** 2).mean()"),
+        says="the 1 is not subtracted",
     ),
     _penalty(
         "penalty_without_the_square",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return (gradients.norm(dim=1) - 1).mean()"),
+        says="the difference is not squared",
     ),
     _penalty(
         "penalty_sums_over_the_batch",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.norm(dim=1) - 1) ** 2).sum()"),
+        says="the points' terms are added up",
     ),
     _penalty("penalty_points_without_grad", _PENALTY_ALL, (_PENALTY_LEAF, "points = points.detach()")),
     _penalty("penalty_marks_the_callers_points", _PENALTY_ALL, (_PENALTY_LEAF, "points.requires_grad_()")),

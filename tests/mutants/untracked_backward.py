@@ -38,6 +38,7 @@ MUTANTS = [
         "apply_arguments_swapped",
         {_CUBE_FIRST, _CUBE_SECOND},
         (_CUBE_RETURN, "return CubeBackward.apply(x, grad_out)"),
+        says="x and grad_out are exchanged",
     ),
     _cube_backward(
         "drops_the_grad_out_gradient", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, f"return None, {_GRAD_X}")
