@@ -118,6 +118,24 @@ def sinh_only(x):
     return Sinh.apply(x)[0]
 
 
+class SinhReturnsZeroForAMissingGradient(Sinh):
+    """Right gradients, but with grads left unmaterialized it answers a missing grad_out with int 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return Sinh.forward(ctx, x)
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_expx, grad_expnegx):
+        if grad_out is None:
+            return 0
+        expx, expnegx = ctx.saved_tensors
+        pairs = ((1, grad_expx, expx), (-1, grad_expnegx, expnegx))
+        extras = [sign * g * t for sign, g, t in pairs if g is not None]
+        return grad_out * (expx + expnegx) / 2 + sum(extras)
+
+
 class NoisySquare(Square):
     """A right Square that prints and warns while it computes."""
 
@@ -479,13 +497,8 @@ class CubeWithSquaresBackward(Square):
         return x**3
 
 
-class CubeCallsItsBackwardWithArgumentsExchanged(Function):
+class CubeCallsItsBackwardWithArgumentsExchanged(CubeWithSquaresBackward):
     """Cube whose backward calls a right Function of (grad_out, x) as if it took (x, grad_out)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x**3
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -566,13 +579,8 @@ def borrowed_square(x):
     return ReferenceSquare.apply(x)
 
 
-class CubeBorrowingInBackward(Function):
+class CubeBorrowingInBackward(CubeWithSquaresBackward):
     """Its own forward; a backward that calls the course's reference Square (rightly: 3 x**2)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x**3
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -1036,6 +1044,16 @@ def test_answer_using_the_reference_only_in_backward_keeps_its_own_forward():
     for check in (check_first_derivative, check_second_derivative):
         message = failure(check, CubeBorrowingInBackward.apply, lambda x: x**3)
         assert message.startswith("Your answer uses the course's reference implementation"), message
+
+
+def test_backward_returning_a_number_for_a_missing_gradient_is_named_not_called_erratic():
+    """Differentiating one output at a time, as gradcheck does, hands backward None for the others."""
+    check_forward(SinhReturnsZeroForAMissingGradient.apply, sinh_and_exps)
+    for check in (check_first_derivative, check_second_derivative):
+        message = failure(check, SinhReturnsZeroForAMissingGradient.apply, sinh_and_exps)
+        assert "expected Variable or None (got int)" in message
+        assert "Likely cause: backward returns a number (such as 0) where a gradient belongs" in message
+        assert "one call to the next" not in message
 
 
 def test_hard_coded_visible_answers_pass_visible_but_fail_randomized_check():

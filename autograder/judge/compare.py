@@ -214,6 +214,13 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
     if _consistent(measurement):
         return
     keep, record = expected["samples"][0], measurement["samples"][0]
+    on = f"{name} on {_samples.describe(names, keep['inputs'])}"
+    jacobians = measurement.get("jacobians")
+    if isinstance(jacobians, dict) and "error" in jacobians:
+        raise FailedCheckError(
+            f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "
+            f"raised {_text(jacobians['error'])}{_text(jacobians.get('hint', ''))}"
+        )
     if _forward_is_wrong(keep, _outputs(name, keep, record)):
         cause = (
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
@@ -231,8 +238,7 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
             "from one call to the next?"
         )
     raise FailedCheckError(
-        f"{checker} fails for {name} on {_samples.describe(names, keep['inputs'])}: its "
-        f"{what} disagree with finite differences of its forward.\n{cause}"
+        f"{checker} fails for {on}: its {what} disagree with finite differences of its forward.\n{cause}"
     )
 
 

@@ -192,6 +192,11 @@ _ERROR_HINTS = {
         "\nLikely cause: a forward written without ctx needs a setup_context(ctx, inputs, output) "
         "staticmethod; without one, autograd passes ctx to forward as its first argument."
     ),
+    "expected Variable or None (got": (
+        "\nLikely cause: backward returns a number (such as 0) where a gradient belongs. Return a tensor, "
+        "or None for an input that gets no gradient. With ctx.set_materialize_grads(False), an output "
+        "that gets no gradient (as when one output at a time is differentiated) reaches backward as None."
+    ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
         "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."

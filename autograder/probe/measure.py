@@ -305,7 +305,7 @@ def _consistency(kind: str, function: Callable, inputs, sample) -> dict:
         analytic, again = _analytic(checked, arguments)
         return {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
     except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
-        return {"error": _text(f"{type(error).__name__}: {error}")}
+        return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
 
 
 def _analytic(function: Callable, arguments: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -28,6 +28,20 @@ _sinh = mistakes_in("sinh")
 
 
 MUTANTS = [
+    # With gradients left unmaterialized, gradcheck, which differentiates one output at a time, hands
+    # backward None for grad_out: this backward answers it with int 0, which autograd refuses.
+    _sinh(
+        "returns_zero_for_a_missing_gradient",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_SAVE, f"ctx.set_materialize_grads(False)\n        {_SAVE}"),
+        (_UNPACK, f"if grad_out is None:\n            return 0\n        {_UNPACK}"),
+        (
+            _BACKWARD_RETURN,
+            "pairs = ((1, grad_expx, expx), (-1, grad_expnegx, expnegx))\n"
+            f"        return {_COSH_TERM} + sum(sign * g * t for sign, g, t in pairs if g is not None)",
+        ),
+        says="backward returns a number (such as 0) where a gradient belongs",
+    ),
     # SinhBad: intermediates kept as ctx attributes, one output; the wrapper returns that output.
     _sinh(
         "intermediates_on_ctx",
