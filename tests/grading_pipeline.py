@@ -98,6 +98,8 @@ class Grades:
     cells: dict[str, dict[str, float]] = field(default_factory=dict)
     max_points: dict[str, float] = field(default_factory=dict)
     exported_totals: dict[str, float] = field(default_factory=dict)
+    # The notebooks as nbgrader ran them, with their outputs.
+    notebooks: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
 
     def total(self, student: str) -> float:
         return sum(self.cells[student].values())
@@ -124,6 +126,9 @@ def autograde(lesson: str, submissions: dict[str, nbformat.NotebookNode], workdi
             notebook = gradebook.find_submission_notebook(lesson, lesson, student)
             grades.cells[student] = {grade.name: grade.score for grade in notebook.grades}
             grades.max_points = {grade.name: grade.max_score for grade in notebook.grades}
+    for student in submissions:
+        ran = workdir / "autograded" / student / lesson / f"{lesson}.ipynb"
+        grades.notebooks[student] = nbformat.read(ran, as_version=4)
     with open(workdir / "grades.csv", newline="") as exported:
         grades.exported_totals = {row["student_id"]: float(row["score"]) for row in csv.DictReader(exported)}
     return grades

@@ -198,12 +198,6 @@ class Notebook:
         area, kind = PICTURES[mime]
         self._screenshot_first(area, f"{prefix}-first-{kind}")
 
-    def screenshot_first_error(self, prefix: str) -> None:
-        """Save the first traceback, as a student sees it, as build/screenshots/<prefix>-first-error.png."""
-        self._screenshot_first(
-            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]', f"{prefix}-first-error"
-        )
-
     def validate(self) -> str:
         """Press nbgrader's Validate button; the text of the dialog with its results."""
         self.page.locator(".validate-button").click()

@@ -216,11 +216,7 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
     keep, record = expected["samples"][0], measurement["samples"][0]
     on = f"{name} on {_samples.describe(names, keep['inputs'])}"
     jacobians = measurement.get("jacobians")
-    if isinstance(jacobians, dict) and "error" in jacobians:
-        raise FailedCheckError(
-            f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "
-            f"raised {_text(jacobians['error'])}{_text(jacobians.get('hint', ''))}"
-        )
+    crashed = isinstance(jacobians, dict) and "error" in jacobians
     if _forward_is_wrong(keep, _outputs(name, keep, record)):
         cause = (
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
@@ -231,6 +227,11 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
             "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
             "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
             "gradient into a new tensor."
+        )
+    elif crashed:
+        raise FailedCheckError(
+            f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "
+            f"raised {_text(jacobians['error'])}{_text(jacobians.get('hint', ''))}"
         )
     else:
         cause = (
