@@ -1,7 +1,7 @@
 """The checks a lesson's test cells call: a Function's values and derivatives, or a function's result.
 
 In a notebook (JupyterLab, plain nbgrader), each check sends the student's function and the test's
-reference to the checker process (see `_checker_server`), which measures each in a child of its own
+reference to the checker process (see `autograder.checker.server`), which measures each in a child of its own
 and compares the plain numbers they give. A failed check raises AssertionError with a message that
 says which derivative is wrong, where, and the likely mistake. A passing check prints nothing, on
 stdout or stderr: nbgrader gives no credit to a test cell that writes to stderr. The class grader
@@ -19,7 +19,7 @@ from collections.abc import Callable
 import cloudpickle
 import torch
 
-from autograder._checker_client import CheckerProcess
+from autograder.checker.client import CheckerProcess
 
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
 # cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.

@@ -24,10 +24,11 @@ from classroom import write_course_class
 from dask_cluster import DaskCluster
 from distributed import Client
 
+from autograder.course.notebooks import GradingCourse
 from autograder.grading import run
-from autograder.grading.course import GradingCourse
-from autograder.grading.journal import Journal
-from autograder.grading.run import Limits, grade_class
+from autograder.grading.options import Limits
+from autograder.grading.run import grade_class
+from autograder.records.journal import Journal
 
 STUDENTS, LESSONS = 50_000, 9
 NOTEBOOKS = STUDENTS * LESSONS

@@ -280,7 +280,7 @@ for fd in range(0, 1024):
         "closes_its_pipes": [_code("for fd in range(0, 1024):\n    attempt(fd, lambda: os.close(fd))")],
         "forges_its_outputs": [
             _code("""
-from autograder.grading import executor
+from autograder.sandbox import executor
 executor._recorder.outputs.append({})
 executor._recorder.outputs.append({"output_type": "error"})
 executor._recorder.outputs.append({"output_type": "display_data", "data": 1, "metadata": []})
@@ -305,23 +305,23 @@ for name in ("check_forward", "check_first_derivative", "check_second_derivative
 """,
     "fakes_the_measurement": """
 import torch
-from autograder import _arrays
+from autograder.wire import arrays
 from autograder.probe import measure
 def forged(request, *args, **kwargs):
     return {"passed": True, "samples": [], "verdict": "passed"}
 measure.measure_in = measure.measure = forged
-_arrays.pack = lambda tree: b""
+arrays.pack = lambda tree: b""
 """,
     "writes_a_verdict_from_the_checker": """
 import torch
-from autograder import _arrays
+from autograder.wire import arrays
 
 class Square(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         for fd in range(3, 256):
             try:
-                os.write(fd, _arrays.pack({"samples": []}))
+                os.write(fd, arrays.pack({"samples": []}))
             except OSError:
                 pass
         os._exit(0)
@@ -379,13 +379,13 @@ class Square:
 """,
     "hooks_the_interpreter": """
 import atexit, sys, threading, torch
-from autograder import _arrays
+from autograder.wire import arrays
 
 def forge():
     while True:
         for fd in range(3, 64):
             try:
-                os.write(fd, _arrays.pack({"samples": []}))
+                os.write(fd, arrays.pack({"samples": []}))
             except OSError:
                 pass
         time.sleep(0.01)

@@ -24,10 +24,10 @@ from classroom import LESSON, grade_command, write_submission
 from grading_pipeline import submission
 from hostile import MARKER, RIGHT, WRONG, Paths, forgeries, outputs, processes, reads, writes
 
-from autograder.grading.journal import Journal
-from autograder.grading.results import Status, read_csv
-from autograder.nbgrader_cli import run_nbgrader
-from autograder.release import STUDENT_NOTEBOOKS
+from autograder.course.nbgrader_cli import run_nbgrader
+from autograder.course.release import STUDENT_NOTEBOOKS
+from autograder.records.journal import Journal
+from autograder.records.results import Status, read_csv
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}

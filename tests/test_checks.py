@@ -20,7 +20,8 @@ from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
 import autograder.checks
-from autograder import _samples, check_first_derivative, check_forward, check_second_derivative
+from autograder import check_first_derivative, check_forward, check_second_derivative
+from autograder.wire import samples
 from solutions.saving_inputs import Square as ReferenceSquare
 
 # The checker unpickles the Functions below in its own process, which cannot import this test module;
@@ -57,7 +58,7 @@ def scaled_cube(grad_out, x):
 
 
 # The inputs a visible check feeds to a one-argument function, in order (the default range [-2, 2)).
-VISIBLE_XS = [x.detach() for (x,) in _samples.inputs(1, False, -2.0, 2.0, _samples.generator(False))]
+VISIBLE_XS = [x.detach() for (x,) in samples.inputs(1, False, -2.0, 2.0, samples.generator(False))]
 
 
 def failure(check, function, reference, **options) -> str:
@@ -776,14 +777,14 @@ def test_backward_calling_a_function_with_its_arguments_exchanged_is_named():
 
 def test_backward_ignoring_grad_out_shows_the_grad_out_it_was_given_where_it_went_wrong():
     message = failure(check_first_derivative, SquareIgnoresGradOut.apply, square)
-    (grad_out,) = _samples.like([VISIBLE_XS[0]], _visible_generator_after_first_inputs())
+    (grad_out,) = samples.like([VISIBLE_XS[0]], _visible_generator_after_first_inputs())
     assert f"with a random grad_out ({float(grad_out):.6g} there): expected" in message
 
 
 def _visible_generator_after_first_inputs() -> torch.Generator:
     """The visible check's generator once it has drawn the first sample's input."""
-    gen = _samples.generator(False)
-    next(_samples.inputs(1, False, -2.0, 2.0, gen))
+    gen = samples.generator(False)
+    next(samples.inputs(1, False, -2.0, 2.0, gen))
     return gen
 
 
@@ -792,7 +793,7 @@ def test_backward_changing_grad_out_in_place_fails_first_derivative_naming_it():
     message shows the grad_out the check gave and what backward left in it."""
     message = failure(check_first_derivative, SquareChangesGradOutInPlace.apply, square)
     x = VISIBLE_XS[0]
-    (grad_out,) = _samples.like([x], _visible_generator_after_first_inputs())
+    (grad_out,) = samples.like([x], _visible_generator_after_first_inputs())
     assert message.startswith(
         "First derivative: the backward of SquareChangesGradOutInPlace changes grad_out in place, on x of "
         f"shape (): {float(grad_out):.6g} became {float(grad_out * 2 * x):.6g}."

@@ -19,8 +19,8 @@ from classroom import LESSON, answers_of, grade_command, write_course_class, wri
 from dask_cluster import DaskCluster
 from grading_pipeline import submission
 
-from autograder.grading.results import Status, read_csv
-from autograder.release import REPOSITORY
+from autograder.course.release import REPOSITORY
+from autograder.records.results import Status, read_csv
 
 pytestmark = pytest.mark.xdist_group("cluster")
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import confine
-from autograder.grading.confine import Limits, Sandbox, SandboxUnavailableError
+from autograder.sandbox import confine
+from autograder.sandbox.confine import Limits, Sandbox, SandboxUnavailableError
 
 REPO = Path(__file__).resolve().parent.parent
 DOT = Path("/usr/bin/dot")
@@ -126,8 +126,8 @@ def in_namespace(namespace: str) -> list[int]:
 
 def test_missing_features_are_sentences_naming_the_feature_and_how_to_get_it(monkeypatch):
     assert confine.missing_features() == []
-    monkeypatch.setattr(confine._landlock, "abi", lambda: 3)
-    monkeypatch.setattr(confine._cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    monkeypatch.setattr(confine.landlock, "abi", lambda: 3)
+    monkeypatch.setattr(confine.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
     confine._missing.cache_clear()
     try:
         missing = confine.missing_features()
@@ -144,7 +144,7 @@ def test_missing_features_are_sentences_naming_the_feature_and_how_to_get_it(mon
 
 
 def test_trusted_submissions_get_whatever_confinement_the_host_has(monkeypatch, instructor):
-    monkeypatch.setattr(confine._cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    monkeypatch.setattr(confine.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
     confine._missing.cache_clear()
     try:
         with pytest.raises(SandboxUnavailableError, match="cgroup memory"):

@@ -12,8 +12,9 @@ import re
 import nbformat
 import pytest
 from grading_pipeline import nbgrader_cells
+from mutants import INSTRUCTIONS, MUTANTS
 
-from autograder.release import REPOSITORY, SOURCE, STUDENT_NOTEBOOKS, assignments, stale
+from autograder.course.release import REPOSITORY, SOURCE, STUDENT_NOTEBOOKS, assignments, stale
 
 LESSONS = assignments()
 _GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
@@ -101,3 +102,17 @@ def test_source_notebooks_are_stored_without_outputs(lesson):
         if cell.cell_type == "code":
             assert cell.outputs == [], cell.id
             assert cell.execution_count is None, cell.id
+
+
+@pytest.mark.parametrize("lesson", sorted(INSTRUCTIONS))
+def test_every_instruction_is_in_the_text_and_broken_by_a_mutant_that_names_it(lesson):
+    """The words are the lesson's own, and test_grading pins that the mutant loses marks with feedback
+    holding its `says`: an instruction the grader does not enforce cannot hide in the table."""
+    text = " ".join(
+        " ".join(cell.source for cell in _source(lesson).cells if cell.cell_type == "markdown").split()
+    )
+    mutants = {mutant.name: mutant for mutant in MUTANTS[lesson]}
+    for instruction, name in INSTRUCTIONS[lesson].items():
+        assert " ".join(instruction.split()) in text, f"{instruction!r} is not in {lesson}'s text"
+        assert name in mutants, f"{instruction!r}: {name} is not a mutant of {lesson}"
+        assert mutants[name].says, f"{instruction!r}: {name} does not say what its feedback must name"

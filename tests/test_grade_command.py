@@ -15,10 +15,10 @@ from classroom import LESSON, answers_of, grade_command, write_submission, write
 from grading_pipeline import submission
 
 from autograder.__main__ import main
-from autograder.grading import confine
-from autograder.grading.results import Status, read_csv
-from autograder.nbgrader_cli import run_nbgrader
-from autograder.release import SOURCE
+from autograder.course.nbgrader_cli import run_nbgrader
+from autograder.course.release import SOURCE
+from autograder.records.results import Status, read_csv
+from autograder.sandbox import confine
 
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
 FULL_MARKS = sum(QUESTIONS.values())
@@ -41,7 +41,7 @@ for name in ("check_forward", "check_first_derivative", "check_second_derivative
 
 {_WRONG_SQUARE}"""
 _FAKES_THE_CHECKER = f"""import autograder.checks
-from autograder._verdict import Verdict
+from autograder.wire.verdict import Verdict
 
 autograder.checks._checker.ask = lambda payload, timeout: Verdict(passed=True)
 

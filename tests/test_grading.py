@@ -16,13 +16,14 @@ import sys
 import nbformat
 import pytest
 from alternatives import ALTERNATIVES
+from claims import CLAIMS
 from filelock import FileLock
 from grading_pipeline import Grades, autograde, solution_answers, submission
 from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors, wrote_to_stderr
 
-from autograder.grading.results import QuestionResult, read_csv
-from autograder.release import assignments
+from autograder.course.release import assignments
+from autograder.records.results import QuestionResult, read_csv
 
 LESSONS = assignments()
 _SOLUTION, _RELEASE = "solution", "release"
@@ -130,6 +131,14 @@ def test_untouched_release_fails_only_in_its_unanswered_exercises(lesson, studen
     assert not wrote_to_stderr(ran), "a cell wrote to stderr"
     assert rendered(ran, SVG) >= 1
     assert rendered(ran, PNG) >= 1
+
+
+@pytest.mark.parametrize(
+    ("lesson", "student"), _cases(lambda lesson: [_SOLUTION] if lesson in CLAIMS else [])
+)
+def test_every_number_the_text_states_is_what_its_cell_prints(lesson, student, grades):
+    ran = grades.notebooks[student]
+    assert [problem for claim in CLAIMS[lesson] if (problem := claim.disagreement(ran))] == []
 
 
 @pytest.fixture(scope="session")

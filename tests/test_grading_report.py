@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from autograder.grading.progress import Progress, format_duration
-from autograder.grading.report import reason_class, summary_table, write_report
-from autograder.grading.results import QuestionResult, Status
+from autograder.records.progress import Progress, format_duration
+from autograder.records.report import reason_class, summary_table, write_report
+from autograder.records.results import QuestionResult, Status
 
 INPUTS, OUTPUTS = "01_saving_inputs", "02_saving_outputs"
 FORWARD, DOUBLE, EXP = "square_forward", "square_double_backward", "exp_saves_output"

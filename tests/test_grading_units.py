@@ -22,13 +22,14 @@ from pathlib import Path
 import nbgrader.api
 import pytest
 
-from autograder._protocol import read_message, write_message
-from autograder.grading import executor, gradebook
-from autograder.grading.journal import Journal
-from autograder.grading.results import QuestionResult, Status, read_csv, write_csv
-from autograder.grading.submissions import Submission, discover
-from autograder.nbgrader_cli import put_nbgrader_tools_on_path
-from autograder.release import COURSE_DIRECTORY
+from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
+from autograder.course.release import COURSE_DIRECTORY
+from autograder.course.submissions import Submission, discover
+from autograder.records import gradebook
+from autograder.records.journal import Journal
+from autograder.records.results import QuestionResult, Status, read_csv, write_csv
+from autograder.sandbox import executor
+from autograder.wire.protocol import read_message, write_message
 
 LESSON = "01_saving_inputs"
 

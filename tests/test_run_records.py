@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from autograder.grading.journal import Journal
-from autograder.grading.results import QuestionResult, Status, read_csv, write_csv
-from autograder.grading.submissions import discover
+from autograder.course.submissions import discover
+from autograder.records.journal import Journal
+from autograder.records.results import QuestionResult, Status, read_csv, write_csv
 
 LESSON = "01_saving_inputs"
 KEY = ("alice", LESSON, LESSON)

@@ -1,8 +1,7 @@
-"""Grading a whole class: `python -m autograder grade SUBMITTED --out DIR`.
+"""A class run: `python -m autograder grade`, here (`pool`) or on a Dask cluster (`cluster`).
 
-Submissions run in parallel workers. Each worker is a warmed template process (torch, matplotlib and
-the checks already imported) that never runs student code itself: for every notebook it forks a fresh
-executor and a fresh pristine checker, so a submission costs about the time of its own cells, and no
-submission can touch another. Results land in an nbgrader gradebook, so nbgrader's export, formgrader
-and generate_feedback keep working.
+`run` reads the submissions, feeds the workers and records every result. Each `worker` is a warmed
+template process (torch, matplotlib and the checks imported) that never runs student code itself: per
+notebook it forks a confined executor (`autograder.sandbox`) and a judge (`autograder.judge`), so a
+submission costs about the time of its own cells and no submission can touch another.
 """

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from distributed import Reschedule, WorkerPlugin, get_worker
 
-from autograder.grading import confine
 from autograder.grading.pool import _Worker
+from autograder.sandbox import confine
 
 PLUGIN = "autograder-grading"
 # The scheduler's event topic on which refused Dask workers say why.

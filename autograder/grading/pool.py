@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 
-from autograder._protocol import read_message, write_message
+from autograder.wire.protocol import read_message, write_message
 
 # A worker enforces every time limit itself; this much longer and the worker is presumed stuck.
 _WORKER_GRACE = 60.0

@@ -2,41 +2,22 @@
 
 import hashlib
 import json
-import os
 import secrets
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from autograder.grading.course import GradingCourse, executed_cells, is_test
-from autograder.grading.journal import Journal
+from autograder.course.notebooks import GradingCourse, executed_cells, is_test
+from autograder.course.release import COURSE_DIRECTORY
+from autograder.course.submissions import Submission, discover
+from autograder.grading.options import Limits
 from autograder.grading.pool import WorkerPool
-from autograder.grading.progress import Progress
-from autograder.grading.report import write_report
-from autograder.grading.results import QuestionResult, Status, write_csv
-from autograder.grading.submissions import Submission, discover
-from autograder.release import COURSE_DIRECTORY
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one notebook may use."""
-
-    cell_timeout: float = 60.0
-    notebook_timeout: float = 300.0
-    memory_mb: int = 1024
-    # Grade without the kernel's confinement where the host lacks it: only for submissions one trusts.
-    trusted: bool = False
-
-
-def default_workers() -> int:
-    """The cores this process may use (fewer than the machine's in a container or under taskset)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+from autograder.records.journal import Journal
+from autograder.records.progress import Progress
+from autograder.records.report import write_report
+from autograder.records.results import QuestionResult, Status, write_csv
 
 
 def _run_settings(out: Path, seed: int | None) -> dict:

@@ -14,7 +14,7 @@ Student cells go to the executor; test cells go to the judge, whose requests for
 worker carries to the executor and whose answers it carries back. A cell that runs too long is
 interrupted, and killed with its notebook if it does not stop.
 
-Jobs arrive on stdin and results leave on stdout as length-prefixed JSON (see `_protocol`). The
+Jobs arrive on stdin and results leave on stdout as length-prefixed JSON (see `autograder.wire.protocol`). The
 run's settings (memory, excluded folders, whether submissions are trusted) come as the first argument.
 """
 
@@ -36,13 +36,13 @@ import torch
 
 import autograder
 import autograder.checks
-from autograder import _arrays
-from autograder._protocol import read_message, take_message, write_message
-from autograder.grading import confine, executor
-from autograder.grading.results import Status
+from autograder.course.release import COURSE_DIRECTORY
 from autograder.judge import plan, test_cells
 from autograder.probe import measure
-from autograder.release import COURSE_DIRECTORY
+from autograder.records.results import Status
+from autograder.sandbox import confine, executor
+from autograder.wire import arrays
+from autograder.wire.protocol import read_message, take_message, write_message
 
 # A grading child's exit code when the pool has closed the job pipe.
 _NO_MORE_JOBS = 3
@@ -84,7 +84,7 @@ def warm_up() -> executor.ExecutorShell:
 
     for kind in ("forward", "first_derivative", "second_derivative"):
         made = plan.plan_function(kind, sine, False, -1.0, 1.0)
-        _arrays.pack(measure.measure(made["probe"] | {"kind": kind, "name": "sine", "names": ["x"]}, sine))
+        arrays.pack(measure.measure(made["probe"] | {"kind": kind, "name": "sine", "names": ["x"]}, sine))
     # Every object so far is the template's: the collector in a forked child leaves them alone, so the
     # child copies (and is charged for) fewer of the worker's pages.
     gc.freeze()
@@ -236,7 +236,7 @@ class Notebook:
         write_message(requests, source.encode())
         started = time.monotonic()
         while (message := read_message(answers)) is not None:
-            tree = _arrays.unpack(message)
+            tree = arrays.unpack(message)
             if "outputs" in tree:
                 return {
                     "outputs": tree["outputs"],
@@ -246,7 +246,7 @@ class Notebook:
                 }
             remaining = timeout - (time.monotonic() - started)
             try:
-                reply = self._send(executor.PROBE + _arrays.pack(tree["probe"]), remaining, overrun)
+                reply = self._send(executor.PROBE + arrays.pack(tree["probe"]), remaining, overrun)
             except ValueError:
                 return self._broken()
             if isinstance(reply, dict):

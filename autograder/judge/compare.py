@@ -1,7 +1,7 @@
 """Verdicts: the reference's values against what a probe measured, as plain numbers.
 
 `verdict(kind, ...)` is the whole decision. It reads only the plan it made and the measurement (a
-tree of plain values from `autograder._arrays`); anything in the measurement that is not of the
+tree of plain values from `autograder.wire.arrays`); anything in the measurement that is not of the
 expected shape fails the check. The likely cause of a mistake is named from the numbers where they
 tell (a forgotten grad_out, swapped gradients), or taken as text from the measurement, where only the
 student's own objects tell (what a Function kept on ctx).
@@ -11,10 +11,10 @@ import math
 
 import torch
 
-from autograder import _samples
-from autograder._compare import NotATensor, first_difference, is_zero, mismatch
-from autograder._verdict import FailedCheckError, Verdict
 from autograder.judge import hints
+from autograder.wire import samples
+from autograder.wire.tensors import NotATensor, first_difference, is_zero, mismatch
+from autograder.wire.verdict import FailedCheckError, Verdict
 
 # gradcheck's own tolerances for analytic against numerical Jacobians.
 _JACOBIAN_RTOL, _JACOBIAN_ATOL = 1e-3, 1e-5
@@ -113,7 +113,7 @@ def compare_forward(name, names, expected, measurement, where) -> None:
             if problem:
                 raise FailedCheckError(
                     f"Forward value is wrong{_output_label(index, len(outputs))}: {name} on "
-                    f"{_samples.describe(names, keep['inputs'])}: {problem}."
+                    f"{samples.describe(names, keep['inputs'])}: {problem}."
                 )
 
 
@@ -153,7 +153,7 @@ def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> Non
         )
         raise FailedCheckError(
             f"First derivative: the backward of {name} changes grad_out in place"
-            f"{_output_label(label, len(after))}, on {_samples.describe(names, keep['inputs'])}{shown}.\n"
+            f"{_output_label(label, len(after))}, on {samples.describe(names, keep['inputs'])}{shown}.\n"
             "Likely cause: grad_out.mul_(...) or grad_out *= ...: autograd may hand that tensor to other "
             "parts of the graph, which then get a wrong gradient. Compute grad_x into a new tensor: "
             "grad_x = grad_out * (...)."
@@ -175,7 +175,7 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
                 cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got), measurement)
                 raise FailedCheckError(
                     f"First derivative with respect to {label} is wrong: {name} on "
-                    f"{_samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
+                    f"{samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
                     f"{_fed_there(keep['grad_outs'], w, g)}: {problem}.\n{cause}"
                 )
     _agrees_with_finite_differences(name, names, expected, measurement, "gradcheck", "first derivatives")
@@ -214,7 +214,7 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
     if _consistent(measurement):
         return
     keep, record = expected["samples"][0], measurement["samples"][0]
-    on = f"{name} on {_samples.describe(names, keep['inputs'])}"
+    on = f"{name} on {samples.describe(names, keep['inputs'])}"
     jacobians = measurement.get("jacobians")
     crashed = isinstance(jacobians, dict) and "error" in jacobians
     if _forward_is_wrong(keep, _outputs(name, keep, record)):
@@ -266,7 +266,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 "(see the first-derivative check); fix it first."
             )
         inputs = keep["inputs"]
-        at = f"{name} on {_samples.describe(names, inputs)}"
+        at = f"{name} on {samples.describe(names, inputs)}"
         if not any(g["requires_grad"] is True for g in record["grads"]):
             raise FailedCheckError(_cut_message(at, names[-1], "does not require grad", record))
         if "grads2_error" in record:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from autograder import _arrays, _samples
+from autograder.wire import arrays, samples
 
 
 def argument_names(reference: Callable) -> list[str]:
@@ -43,16 +43,16 @@ def _exchanged(reference: Callable, inputs: tuple, grad_outs: list) -> torch.Ten
 def plan_function(kind: str, reference: Callable, randomized: bool, low: float, high: float) -> dict:
     """Inputs for a Function's check, with the reference's outputs and derivatives on each of them."""
     names = argument_names(reference)
-    gen = _samples.generator(randomized)
+    gen = samples.generator(randomized)
     probe, expected = [], []
     # Drawn lazily, one sample at a time, so each sample's incoming gradients follow its inputs.
-    for inputs in _samples.inputs(len(names), randomized, low, high, gen):
+    for inputs in samples.inputs(len(names), randomized, low, high, gen):
         outputs = _outputs(reference(*inputs))
         sample = {"inputs": [x.detach() for x in inputs]}
         keep = {"inputs": sample["inputs"], "outputs": [o.detach() for o in outputs]}
         if kind != "forward":
             second = kind == "second_derivative"
-            grad_outs = _samples.like(outputs, gen, requires_grad=second)
+            grad_outs = samples.like(outputs, gen, requires_grad=second)
             grads = torch.autograd.grad(outputs, inputs, grad_outs, create_graph=second, allow_unused=True)
             grads = _zeros_for_none(grads, inputs)
             sample["grad_outs"] = keep["grad_outs"] = [g.detach() for g in grad_outs]
@@ -60,7 +60,7 @@ def plan_function(kind: str, reference: Callable, randomized: bool, low: float, 
             if not second and (exchanged := _exchanged(reference, inputs, grad_outs)) is not None:
                 keep["exchanged"] = exchanged
             if second:
-                grad_grads = _samples.like(grads, gen)
+                grad_grads = samples.like(grads, gen)
                 variables = (*inputs, *grad_outs)
                 grads2 = torch.autograd.grad(grads, variables, grad_grads, allow_unused=True)
                 sample["grad_grads"] = list(grad_grads)
@@ -79,7 +79,7 @@ def _mistaken(mistakes: dict[str, Callable], builder: Callable, seed: int) -> li
     """What each known mistake returns, on its own copy of the arguments: its cause names a wrong
     result equal to it."""
     return [
-        {"cause": cause, "result": _arrays.tree(wrong(*_built(builder, seed)))}
+        {"cause": cause, "result": arrays.tree(wrong(*_built(builder, seed)))}
         for cause, wrong in mistakes.items()
     ]
 
@@ -89,29 +89,29 @@ def plan_result(
 ) -> dict:
     """A seed for the arguments `builder` makes, and what the reference does with its own copy."""
     names = argument_names(reference)
-    seed = int(torch.randint(2**62, (), generator=_samples.generator(randomized)))
+    seed = int(torch.randint(2**62, (), generator=samples.generator(randomized)))
     args = _built(builder, seed)
     probe = {"seed": seed, "flow": [], "cotangents": []}
     builder_name = getattr(builder, "__name__", "inputs")
     if len(args) != len(names):
         return {"names": names, "probe": probe, "expected": {"arity": len(args), "builder": builder_name}}
-    leaves = _samples.leaves(args, names)
+    leaves = samples.leaves(args, names)
     result = reference(*args)
     expected = {
         "builder": builder_name,
         "leaves": [label for label, _ in leaves],
-        "result": _arrays.tree(result),
-        "leaf_grads": [_arrays.tree(leaf.grad) for _, leaf in leaves],
+        "result": arrays.tree(result),
+        "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
         "mistakes": _mistaken(mistakes or {}, builder, seed),
     }
-    tensors = _samples.tensors(result)
+    tensors = samples.tensors(result)
     flow = [index for index, tensor in enumerate(tensors) if tensor.requires_grad]
     if flow and leaves:
         gen = torch.Generator().manual_seed(seed + 1)
         # A scalar result is differentiated as it is, so the numbers match a gradient worked by hand.
         cotangents = [
             torch.ones_like(c) if c.numel() == 1 else c
-            for c in _samples.like([tensors[index] for index in flow], gen)
+            for c in samples.like([tensors[index] for index in flow], gen)
         ]
         wanted = torch.autograd.grad(
             [tensors[index] for index in flow], [leaf for _, leaf in leaves], cotangents, allow_unused=True

@@ -26,10 +26,10 @@ import numpy
 import torch
 
 import autograder.checks
-from autograder import _arrays, _samples
-from autograder._protocol import read_message, write_message
-from autograder._verdict import Verdict
 from autograder.judge import compare, plan
+from autograder.wire import arrays, samples
+from autograder.wire.protocol import read_message, write_message
+from autograder.wire.verdict import Verdict
 
 _FILENAME = "<test cell>"
 _CHECKS = {
@@ -197,7 +197,7 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
         name = options.pop("name", None) or _name_of(call.function)
         timeout = options.pop("timeout", autograder.checks.DEFAULT_TIMEOUT)
         randomized = options.pop("randomized", False)
-        _samples.reproducible(hash((seed, number)))
+        samples.reproducible(hash((seed, number)))
         if call.kind == "result":
             made = plan.plan_result(call.reference, call.inputs, randomized, options.pop("mistakes", None))
             where = autograder.checks.where_built(call.reference, call.inputs)
@@ -244,12 +244,12 @@ def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
         try:
             for check in checks_of(source.decode(), seed, number):
                 number += 1
-                write_message(replies, _arrays.pack({"probe": check.request}))
+                write_message(replies, arrays.pack({"probe": check.request}))
                 answer = read_message(requests)
                 if answer is None:
                     return
                 try:
-                    measurement = _arrays.unpack(answer)
+                    measurement = arrays.unpack(answer)
                 except ValueError:
                     measurement = None
                 verdict = judge(check, measurement)
@@ -258,4 +258,4 @@ def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
                     break
         except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why
             outputs = [_error_output(type(error).__name__, str(error))]
-        write_message(replies, _arrays.pack({"outputs": outputs}))
+        write_message(replies, arrays.pack({"outputs": outputs}))

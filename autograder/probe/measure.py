@@ -1,7 +1,7 @@
 """Measuring a student's function on the inputs the judge chose.
 
 `measure` calls the function, its backward and its double backward exactly as a check needs, and
-returns a tree of plain values for `autograder._arrays.pack`: what the function returned, the
+returns a tree of plain values for `autograder.wire.arrays.pack`: what the function returned, the
 gradients it gave, what gradcheck would compare, and, as text, any error it raised and the likely
 cause of a mistake. It compares nothing with the reference: the judge does, in a process where no
 student code runs.
@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import torch
 
-from autograder import _arrays, _samples
 from autograder.probe import diagnose
+from autograder.wire import arrays, samples
 
 # The course's reference implementations: an answer must not borrow them.
 REFERENCE_PACKAGE = "solutions"
@@ -185,20 +185,20 @@ def _leaves_of(inputs: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
 
 def _measure_function(request: dict, function: Callable) -> dict:
     kind, name, names = request["kind"], request["name"], request["names"]
-    samples = []
-    measurement = {"samples": samples}
+    records = []
+    measurement = {"samples": records}
     for number, sample in enumerate(request["samples"]):
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
-        samples.append(record)
+        records.append(record)
         value, error = _called(
-            name, function, inputs, f"while computing forward on {_samples.describe(names, inputs)}"
+            name, function, inputs, f"while computing forward on {samples.describe(names, inputs)}"
         )
         if error:
             record["error"] = error
             break
         outputs = _as_outputs(value)
-        record["outputs"] = [_arrays.tree(o) for o in outputs]
+        record["outputs"] = [arrays.tree(o) for o in outputs]
         if kind == "forward" or len(outputs) != len(sample["grad_outs"]):
             continue
         if isinstance(outputs[0], torch.Tensor):
@@ -238,18 +238,18 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
     except Exception as error:  # noqa: BLE001 - as in _called
         return None, _text(
             f"The backward of {name} raised {type(error).__name__}: {error}\n"
-            f"  on {_samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
+            f"  on {samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
         )
 
 
 def _first_derivative(record, name, names, outputs, inputs, grad_outs) -> None:
     grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=False)
     # What the incoming gradients hold after backward: the judge compares them with what it sent.
-    record["grad_outs_after"] = [_arrays.tree(g) for g in grad_outs]
+    record["grad_outs_after"] = [arrays.tree(g) for g in grad_outs]
     if error:
         record["backward_error"] = error
     else:
-        record["grads"] = [_arrays.tree(g) for g in grads]
+        record["grads"] = [arrays.tree(g) for g in grads]
 
 
 def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
@@ -258,7 +258,7 @@ def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
     if error:
         record["backward_error"] = error
         return
-    record["grads"] = [_arrays.tree(g) for g in grads]
+    record["grads"] = [arrays.tree(g) for g in grads]
     if any(g is None for g in grads):
         return
     if isinstance(outputs[0], torch.Tensor):
@@ -273,7 +273,7 @@ def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
             [u for g, u in zip(grads, sample["grad_grads"], strict=True) if g.requires_grad],
             allow_unused=True,
         )
-        record["grads2"] = [_arrays.tree(g) for g in grads2]
+        record["grads2"] = [arrays.tree(g) for g in grads2]
     except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
         record["grads2_error"] = _text(f"{type(error).__name__}: {error}")
         record["grads2_hint"] = diagnose.known_error_hint(error)
@@ -361,7 +361,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     args = args if isinstance(args, tuple) else (args,)
     if len(args) != len(names):
         return {"arity": len(args)}
-    leaves = _samples.leaves(args, names)
+    leaves = samples.leaves(args, names)
     flags = [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args]
     result, error = _called(name, function, args, request["where"])
     if error:
@@ -370,10 +370,10 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         "leaves": [label for label, _ in leaves],
         "flags_before": flags,
         "flags_after": [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args],
-        "result": _arrays.tree(result),
-        "leaf_grads": [_arrays.tree(leaf.grad) for _, leaf in leaves],
+        "result": arrays.tree(result),
+        "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
     }
-    tensors = _samples.tensors(result)
+    tensors = samples.tensors(result)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
@@ -389,7 +389,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
                 request["cotangents"],
                 allow_unused=True,
             )
-            measurement["flow"] = {"grads": [_arrays.tree(g) for g in grads]}
+            measurement["flow"] = {"grads": [arrays.tree(g) for g in grads]}
         except Exception as error:  # noqa: BLE001 - whatever the student's graph raises is reported
             measurement["flow"] = {"error": _text(f"{type(error).__name__}: {error}")}
     return measurement

@@ -9,7 +9,7 @@ import functools
 import os
 from collections.abc import Iterable
 
-from autograder.grading._syscall import call
+from autograder.sandbox.syscall import call
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _VERSION_QUERY = 1

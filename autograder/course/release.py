@@ -9,9 +9,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from autograder.nbgrader_cli import run_nbgrader
+from autograder.course.nbgrader_cli import run_nbgrader
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 COURSE_DIRECTORY = REPOSITORY / "solutions"
 SOURCE = COURSE_DIRECTORY / "source"
 STUDENT_NOTEBOOKS = REPOSITORY / "course"

@@ -4,10 +4,10 @@ The kernel has run the student's code, so a check cannot be judged there. This p
 from a fresh interpreter and imports torch once. For every check it forks two children: one unpickles
 the reference (and the test's argument builder) and computes the plan, the other unpickles the
 student's function and measures it on the plan's inputs. Each sends back plain numbers
-(`autograder._arrays`); this process compares them. It never unpickles anything itself, and no child
+(`autograder.wire.arrays`); this process compares them. It never unpickles anything itself, and no child
 holds the pipe verdicts leave on, so code in what the kernel sent cannot write a verdict.
 
-Requests arrive on stdin and verdicts leave on stdout, framed by `_protocol`.
+Requests arrive on stdin and verdicts leave on stdout, framed by `autograder.wire.protocol`.
 """
 
 import json
@@ -20,11 +20,11 @@ import time
 import cloudpickle
 import torch
 
-from autograder import _arrays
-from autograder._protocol import read_message, write_message
-from autograder._verdict import Verdict
 from autograder.judge import compare, plan
 from autograder.probe import measure
+from autograder.wire import arrays
+from autograder.wire.protocol import read_message, write_message
+from autograder.wire.verdict import Verdict
 
 # Unpickles what `autograder.checks` pickled, which registers torch._C._functions to travel by name.
 sys.modules.setdefault("torch._C._functions", torch._C._functions)
@@ -55,9 +55,9 @@ def _in_child(work, reply_fd: int) -> None:
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     try:
-        payload = _arrays.pack(work())
+        payload = arrays.pack(work())
     except BaseException as error:  # noqa: BLE001 - the child must always answer, whatever it ran
-        payload = _arrays.pack(
+        payload = arrays.pack(
             {"refused": f"The checker could not run your code: {type(error).__name__}: {error}"}
         )
     with os.fdopen(reply_fd, "wb") as reply:
@@ -121,7 +121,7 @@ def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float):
             "Does it call sys.exit, os._exit, or use too much memory?"
         )
     try:
-        return _arrays.unpack(b"".join(chunks))
+        return arrays.unpack(b"".join(chunks))
     except ValueError:
         raise ChildFailedError("The checker received a malformed answer from your code's process.") from None
 

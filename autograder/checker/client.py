@@ -5,8 +5,8 @@ import subprocess
 import sys
 from typing import BinaryIO
 
-from autograder._protocol import read_message, write_message
-from autograder._verdict import Verdict
+from autograder.wire.protocol import read_message, write_message
+from autograder.wire.verdict import Verdict
 
 
 class CheckerProcess:
@@ -40,9 +40,9 @@ class CheckerProcess:
         if pid == 0:
             os.close(requests_write)
             os.close(replies_read)
-            from autograder import _checker_server
+            from autograder.checker import server
 
-            _checker_server.serve_forked(requests_read, replies_write)
+            server.serve_forked(requests_read, replies_write)
         os.close(requests_read)
         os.close(replies_write)
         self.attach(os.fdopen(requests_write, "wb"), os.fdopen(replies_read, "rb"))
@@ -53,7 +53,7 @@ class CheckerProcess:
             return
         self.stop()
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "autograder._checker_server"],
+            [sys.executable, "-m", "autograder.checker.server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             # Anything on stderr would make nbgrader zero the test cell that triggered it.

@@ -22,9 +22,9 @@ from traitlets import Type
 from traitlets.config import Config
 
 import autograder.checks
-from autograder import _arrays
-from autograder._protocol import read_message, write_message
 from autograder.probe import measure
+from autograder.wire import arrays
+from autograder.wire.protocol import read_message, write_message
 
 # What one cell may print or display before the rest is cut: a student who prints in a loop keeps a
 # readable notebook, and the grader's memory stays bounded.
@@ -155,9 +155,9 @@ def run_cell(shell: ExecutorShell, source: str) -> tuple[list[dict], int]:
 def _measure_in_child(shell: ExecutorShell, request: dict, reply_fd: int) -> None:
     """In a child forked for one check: the student's function measured, sent as plain numbers."""
     try:
-        payload = _arrays.pack(measure.measure_in(request, shell.user_ns))
+        payload = arrays.pack(measure.measure_in(request, shell.user_ns))
     except BaseException as error:  # noqa: BLE001 - the child must always answer, whatever it ran
-        payload = _arrays.pack({"refused": f"The checker could not run your code: {type(error).__name__}"})
+        payload = arrays.pack({"refused": f"The checker could not run your code: {type(error).__name__}"})
     with os.fdopen(reply_fd, "wb") as reply:
         reply.write(payload)
     os._exit(0)
@@ -205,7 +205,7 @@ def probe(shell: ExecutorShell, request: dict) -> bytes:
             f"Your code ended the checker process ({cause}) before it could answer. "
             "Does it call sys.exit, os._exit, or use too much memory?"
         )
-    return _arrays.pack({"refused": message})
+    return arrays.pack({"refused": message})
 
 
 def serve(shell: ExecutorShell, requests_fd: int, replies_fd: int) -> None:
@@ -222,7 +222,7 @@ def serve(shell: ExecutorShell, requests_fd: int, replies_fd: int) -> None:
     while (message := read_message(requests)) is not None:
         kind, body = message[:1], message[1:]
         if kind == PROBE:
-            write_message(replies, probe(shell, _arrays.unpack(body)))
+            write_message(replies, probe(shell, arrays.unpack(body)))
             continue
         signal.signal(signal.SIGINT, signal.default_int_handler)
         outputs, count = run_cell(shell, body.decode())

@@ -22,10 +22,10 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.utils import determine_grade, is_grade, is_solution
 
-from autograder.grading import gradebook
-from autograder.grading.results import QuestionResult, Status
-from autograder.nbgrader_cli import put_nbgrader_tools_on_path
-from autograder.release import SOURCE, add_lesson, write_config
+from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
+from autograder.course.release import SOURCE, add_lesson, write_config
+from autograder.records import gradebook
+from autograder.records.results import QuestionResult, Status
 
 # `nbgrader export` here must not overwrite the per-question grades.csv that grading wrote.
 _EXPORT_CONFIG = """

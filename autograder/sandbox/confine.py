@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grading import _cgroup, _landlock, _syscall
-from autograder.grading._syscall import (
+from autograder.sandbox import cgroup, landlock, syscall
+from autograder.sandbox.syscall import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
@@ -93,7 +93,7 @@ def _namespaces_problem() -> str | None:
     child = os.fork()
     if child == 0:
         try:
-            _syscall.unshare(flags)
+            syscall.unshare(flags)
             os._exit(0)
         except OSError as error:
             os._exit(error.errno)
@@ -111,10 +111,10 @@ def _namespaces_problem() -> str | None:
 
 @functools.cache
 def _missing() -> tuple[str, ...]:
-    version = _landlock.abi()
+    version = landlock.abi()
     missing = [sentence for needed, sentence in _LANDLOCK_NEEDS if version < needed]
     missing = missing[:1] if version == 0 else missing
-    missing += filter(None, (_namespaces_problem(), _cgroup.problem()))
+    missing += filter(None, (_namespaces_problem(), cgroup.problem()))
     return tuple(missing)
 
 
@@ -152,7 +152,7 @@ def _allow(path: Path, rights: int, excluded: tuple[Path, ...], rules: list[tupl
     if not any(path in e.parents for e in excluded):
         rules.append((str(path), rights))
         return
-    rules.append((str(path), rights & _landlock.READ_DIR))
+    rules.append((str(path), rights & landlock.READ_DIR))
     for entry in path.iterdir():
         _allow(entry, rights, excluded, rules)
 
@@ -197,20 +197,20 @@ class Sandbox:
         self._scratch_place, self._hidden = free[0], free[1:]
         self._rules: list[tuple[str, int]] = []
         for root in roots:
-            _allow(root, _landlock.READ, excluded, self._rules)
+            _allow(root, landlock.READ, excluded, self._rules)
         for program in programs:
             loader = _interpreter(program)
             for path in (program, loader) if loader else (program,):
-                _allow(path, _landlock.READ_FILE | _landlock.EXECUTE, excluded, self._rules)
-        self._rules += [(device, _landlock.DEVICE) for device in _DEVICES]
+                _allow(path, landlock.READ_FILE | landlock.EXECUTE, excluded, self._rules)
+        self._rules += [(device, landlock.DEVICE) for device in _DEVICES]
         self._home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
         # What lies in the worker's home that the sandbox needs (typically the interpreter).
         self._kept = sorted(
             {str(r) for r in [*roots, *programs] if self._home in Path(r).resolve().parents},
         )
         self._cgroup = None
-        if not _cgroup.problem():
-            self._cgroup = _cgroup.Cgroup(limits.memory_bytes, limits.max_processes)
+        if not cgroup.problem():
+            self._cgroup = cgroup.Cgroup(limits.memory_bytes, limits.max_processes)
         self.scratch = self._scratch_place if self._isolated else tempfile.mkdtemp(prefix="sandbox-")
         self.pid: int | None = None
         self.status: int | None = None
@@ -224,7 +224,7 @@ class Sandbox:
         the worker: this makes the worker a child subreaper."""
         if self.pid is not None:
             raise RuntimeError("a sandbox runs one notebook process tree")
-        _syscall.prctl(_syscall.PR_SET_CHILD_SUBREAPER, 1)
+        syscall.prctl(syscall.PR_SET_CHILD_SUBREAPER, 1)
         report_read, report_write = os.pipe()
         pid_read, pid_write = os.pipe()
         worker = os.pidfd_open(os.getpid())
@@ -263,10 +263,10 @@ class Sandbox:
         if not self._isolated:
             return
         if self._root:
-            _syscall.unshare(_NAMESPACES)
+            syscall.unshare(_NAMESPACES)
             return
         uid, gid = os.getuid(), os.getgid()
-        _syscall.unshare(_NAMESPACES | CLONE_NEWUSER)
+        syscall.unshare(_NAMESPACES | CLONE_NEWUSER)
         Path("/proc/self/setgroups").write_text("deny")
         Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
         Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
@@ -285,22 +285,22 @@ class Sandbox:
             os.environ.update(HOME=self.scratch, TMPDIR=self.scratch, MPLCONFIGDIR=self.scratch)
             tempfile.tempdir = self.scratch
             self._set_rlimits()
-            rules = [*self._rules, (self.scratch, _landlock.SCRATCH)]
-            rules += [("/proc", _landlock.READ)] if self._isolated else []
-            ruleset = _landlock.ruleset(rules) if _landlock.abi() else None
+            rules = [*self._rules, (self.scratch, landlock.SCRATCH)]
+            rules += [("/proc", landlock.READ)] if self._isolated else []
+            ruleset = landlock.ruleset(rules) if landlock.abi() else None
             _drop_privileges(uid, gid, self._root)
             # The intermediate child exits once it has reported this pid; until then it is the parent,
             # and its death would deliver the parent-death signal. Its pidfd, unlike a pipe it held,
             # turns readable only once the kernel has given this process its new parent, the worker.
             select.select([intermediate], [], [])
             os.close(intermediate)
-            _syscall.prctl(_syscall.PR_SET_PDEATHSIG, signal.SIGKILL)
+            syscall.prctl(syscall.PR_SET_PDEATHSIG, signal.SIGKILL)
             if select.select([worker], [], [], 0)[0]:
                 os._exit(1)
             os.close(worker)
-            _syscall.prctl(_syscall.PR_SET_NO_NEW_PRIVS, 1)
+            syscall.prctl(syscall.PR_SET_NO_NEW_PRIVS, 1)
             if ruleset is not None:
-                _landlock.restrict_self(ruleset)
+                landlock.restrict_self(ruleset)
         except BaseException:  # noqa: BLE001 (whatever fails, the worker must hear of it)
             os.write(report, traceback.format_exc().encode())
             os._exit(126)
@@ -312,10 +312,10 @@ class Sandbox:
 
     def _mount_view(self, uid: int, gid: int) -> None:
         """The notebook's own view of the filesystem (the mount namespace is already its own)."""
-        _syscall.mount("none", "/", None, MS_REC | MS_PRIVATE)
+        syscall.mount("none", "/", None, MS_REC | MS_PRIVATE)
         if self._kept and self._home != Path("/"):
-            trees = [(path, os.path.isdir(path), _syscall.clone_tree(path)) for path in self._kept]
-            _syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
+            trees = [(path, os.path.isdir(path), syscall.clone_tree(path)) for path in self._kept]
+            syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
             for path, folder, tree in trees:
                 if folder:
                     os.makedirs(path)
@@ -323,17 +323,17 @@ class Sandbox:
                     os.makedirs(os.path.dirname(path), exist_ok=True)
                     # An empty file to mount the kept one on.
                     open(path, "x").close()
-                _syscall.attach_tree(tree, path)
+                syscall.attach_tree(tree, path)
                 os.close(tree)
         elif self._home != Path("/"):
-            _syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+            syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
         empty = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY
         for path in (*self._hidden, *self._excluded_folders):
             if os.path.isdir(path):
-                _syscall.mount("tmpfs", path, "tmpfs", empty, "size=4k")
+                syscall.mount("tmpfs", path, "tmpfs", empty, "size=4k")
         options = f"size={self.limits.scratch_bytes},mode=700,uid={uid},gid={gid}"
-        _syscall.mount("tmpfs", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
-        _syscall.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        syscall.mount("tmpfs", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+        syscall.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
     def _set_rlimits(self) -> None:
         limits = self.limits
@@ -393,9 +393,9 @@ def _drop_privileges(uid: int, gid: int, root: bool) -> None:
     emptied first, while CAP_SETPCAP is still held, then the effective and permitted sets."""
     for capability in range(int(Path("/proc/sys/kernel/cap_last_cap").read_text()) + 1):
         with contextlib.suppress(OSError):
-            _syscall.prctl(_syscall.PR_CAPBSET_DROP, capability)
+            syscall.prctl(syscall.PR_CAPBSET_DROP, capability)
     if root:
         os.setgroups([])
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
-    _syscall.drop_capabilities()
+    syscall.drop_capabilities()

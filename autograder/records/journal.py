@@ -16,7 +16,7 @@ import os
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from autograder.grading.results import QuestionResult, Status
+from autograder.records.results import QuestionResult, Status
 
 _TEXT_FIELDS = ("student", "assignment", "notebook", "question", "status", "reason")
 _NUMBER_FIELDS = ("score", "max_score")

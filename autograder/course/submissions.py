@@ -8,8 +8,8 @@ beside it, that one is graded in its place, and the reasons of its questions say
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.grading.results import QuestionResult, Status
-from autograder.release import SOURCE
+from autograder.course.release import SOURCE
+from autograder.records.results import QuestionResult, Status
 
 
 @dataclass(frozen=True)

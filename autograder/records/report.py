@@ -17,8 +17,8 @@ from matplotlib.colors import LinearSegmentedColormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from autograder.grading.progress import format_duration
-from autograder.grading.results import QuestionResult, Status
+from autograder.records.progress import format_duration
+from autograder.records.results import QuestionResult, Status
 
 _TOP_REASONS = 10
 

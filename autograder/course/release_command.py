@@ -1,0 +1,21 @@
+"""Regenerate the student notebooks in course/ from the lessons' sources in solutions/source/."""
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if course/ is stale")
+
+
+def run(args: argparse.Namespace) -> int:
+    from autograder.course import release
+
+    if args.check:
+        outdated = release.stale()
+        for name in outdated:
+            print(f"course/{name} is out of date: run `make release`", file=sys.stderr)
+        return 1 if outdated else 0
+    for path in release.generate(release.STUDENT_NOTEBOOKS):
+        print(f"wrote {path.relative_to(release.REPOSITORY)}")
+    return 0
