@@ -15,8 +15,15 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """A mistyped command line gets one line saying what is wrong, not the whole usage."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m autograder", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (module_name, summary) in COMMANDS.items():
         module = importlib.import_module(module_name)

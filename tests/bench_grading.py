@@ -27,8 +27,9 @@ from grading_pipeline import solution_answers, submission
 from mutants import MUTANTS
 from nbgrader.api import Gradebook
 
+from autograder.course.layout import COURSE_DIRECTORY, assignments
 from autograder.course.nbgrader_cli import run_nbgrader
-from autograder.course.release import COURSE_DIRECTORY, add_lesson, assignments, write_config
+from autograder.course.release import add_lesson, write_config
 from autograder.records.results import read_csv
 
 _SETTINGS = {"memory_mb": 1024, "excluded": [str(COURSE_DIRECTORY)], "trusted": False}

@@ -20,7 +20,7 @@ from jupyter_client import AsyncKernelManager
 from nbformat.v4 import new_code_cell, new_notebook
 from notebook_runs import errors, execute, record_peaks
 
-from autograder.course.release import assignments
+from autograder.course.layout import assignments
 
 LESSON_BUDGET_S = 15.0
 COURSE_BUDGET_S = 60.0

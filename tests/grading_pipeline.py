@@ -13,8 +13,9 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 
+from autograder.course.layout import SOURCE, STUDENT_NOTEBOOKS
 from autograder.course.nbgrader_cli import run_nbgrader
-from autograder.course.release import SOURCE, STUDENT_NOTEBOOKS, add_lesson, write_config
+from autograder.course.release import add_lesson, write_config
 
 _SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 

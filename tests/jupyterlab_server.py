@@ -21,7 +21,7 @@ import pytest
 from notebook_runs import PNG, SVG
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from autograder.course.release import REPOSITORY
+from autograder.course.layout import REPOSITORY
 
 CHROMIUM = Path("/usr/bin/chromium")
 # No sandbox or GPU (root, in a container), and none of the background connections to Google's

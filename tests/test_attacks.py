@@ -24,8 +24,8 @@ from classroom import LESSON, grade_command, write_submission
 from grading_pipeline import submission
 from hostile import MARKER, RIGHT, WRONG, Paths, forgeries, outputs, processes, reads, writes
 
+from autograder.course.layout import STUDENT_NOTEBOOKS
 from autograder.course.nbgrader_cli import run_nbgrader
-from autograder.course.release import STUDENT_NOTEBOOKS
 from autograder.records.journal import Journal
 from autograder.records.results import Status, read_csv
 

@@ -32,7 +32,7 @@ from notebook_runs import (
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from autograder.course.release import REPOSITORY, assignments
+from autograder.course.layout import REPOSITORY, assignments
 
 LESSONS = assignments()
 REQUIREMENTS = REPOSITORY / "binder" / "requirements.txt"

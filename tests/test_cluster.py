@@ -19,7 +19,7 @@ from classroom import LESSON, answers_of, grade_command, write_course_class, wri
 from dask_cluster import DaskCluster
 from grading_pipeline import submission
 
-from autograder.course.release import REPOSITORY
+from autograder.course.layout import REPOSITORY
 from autograder.records.results import Status, read_csv
 
 pytestmark = pytest.mark.xdist_group("cluster")

@@ -14,7 +14,8 @@ import pytest
 from grading_pipeline import nbgrader_cells
 from mutants import INSTRUCTIONS, MUTANTS
 
-from autograder.course.release import REPOSITORY, SOURCE, STUDENT_NOTEBOOKS, assignments, stale
+from autograder.course.layout import REPOSITORY, SOURCE, STUDENT_NOTEBOOKS, assignments
+from autograder.course.release import stale
 
 LESSONS = assignments()
 _GRADE_ID = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")

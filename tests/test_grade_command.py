@@ -15,8 +15,8 @@ from classroom import LESSON, answers_of, grade_command, write_submission, write
 from grading_pipeline import submission
 
 from autograder.__main__ import main
+from autograder.course.layout import SOURCE
 from autograder.course.nbgrader_cli import run_nbgrader
-from autograder.course.release import SOURCE
 from autograder.records.results import Status, read_csv
 from autograder.sandbox import confine
 

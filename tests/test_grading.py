@@ -22,7 +22,7 @@ from grading_pipeline import Grades, autograde, solution_answers, submission
 from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors, wrote_to_stderr
 
-from autograder.course.release import assignments
+from autograder.course.layout import assignments
 from autograder.records.results import QuestionResult, read_csv
 
 LESSONS = assignments()

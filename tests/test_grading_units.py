@@ -22,11 +22,12 @@ from pathlib import Path
 import nbgrader.api
 import pytest
 
+from autograder.course.layout import COURSE_DIRECTORY
 from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
-from autograder.course.release import COURSE_DIRECTORY
 from autograder.course.submissions import Submission, discover
+from autograder.grading import staleness
 from autograder.records import gradebook
-from autograder.records.journal import Journal
+from autograder.records.journal import Journal, Recorded
 from autograder.records.results import QuestionResult, Status, read_csv, write_csv
 from autograder.sandbox import executor
 from autograder.wire.protocol import read_message, write_message
@@ -130,6 +131,11 @@ def _rows(student: str, score: float = 1.0) -> list[QuestionResult]:
     ]
 
 
+def _recorded(student: str, score: float = 1.0, submission: str = "bytes") -> Recorded:
+    basis = {"submission": submission, "lesson": "v1", "options": "o1"}
+    return Recorded(basis, _rows(student, score))
+
+
 def _key(student: str) -> tuple[str, str, str]:
     return (student, LESSON, LESSON)
 
@@ -137,11 +143,11 @@ def _key(student: str) -> tuple[str, str, str]:
 def test_journal_load_returns_what_was_appended_with_statuses_as_enums(tmp_path):
     """A resumed run takes its finished notebooks' rows from here, so they must come back unchanged."""
     journal = Journal(tmp_path / "journal.jsonl", b"run secret")
-    journal.append(_key("alice"), _rows("alice"))
-    journal.append(_key("bob"), _rows("bob", 0.5))
+    journal.append(_key("alice"), _recorded("alice"))
+    journal.append(_key("bob"), _recorded("bob", 0.5))
     loaded = Journal(tmp_path / "journal.jsonl", b"run secret").load()
-    assert loaded == {_key("alice"): _rows("alice"), _key("bob"): _rows("bob", 0.5)}
-    assert {type(row.status) for rows in loaded.values() for row in rows} == {Status}
+    assert loaded == {_key("alice"): _recorded("alice"), _key("bob"): _recorded("bob", 0.5)}
+    assert {type(row.status) for entry in loaded.values() for row in entry.rows} == {Status}
 
 
 def test_journal_of_a_run_not_yet_started_is_empty(tmp_path):
@@ -158,26 +164,26 @@ def _cut_short(journal: Journal) -> None:
 def test_journal_ignores_a_last_line_cut_short_and_keeps_the_entries_before_it(tmp_path):
     """A run killed while appending must resume, grading that notebook again."""
     journal = Journal(tmp_path / "journal.jsonl", b"run secret")
-    journal.append(_key("alice"), _rows("alice"))
+    journal.append(_key("alice"), _recorded("alice"))
     _cut_short(journal)
-    assert journal.load() == {_key("alice"): _rows("alice")}
+    assert journal.load() == {_key("alice"): _recorded("alice")}
 
 
 def test_journal_keeps_what_a_resumed_run_appends_after_a_line_cut_short(tmp_path):
     """Appended to the cut line, the resumed run's first entry would be lost to the next resume."""
     journal = Journal(tmp_path / "journal.jsonl", b"run secret")
-    journal.append(_key("alice"), _rows("alice"))
+    journal.append(_key("alice"), _recorded("alice"))
     _cut_short(journal)
-    journal.append(_key("bob"), _rows("bob"))
-    assert journal.load() == {_key("alice"): _rows("alice"), _key("bob"): _rows("bob")}
+    journal.append(_key("bob"), _recorded("bob"))
+    assert journal.load() == {_key("alice"): _recorded("alice"), _key("bob"): _recorded("bob")}
 
 
 def test_journal_keeps_the_latest_entry_of_a_notebook_graded_twice(tmp_path):
     """A notebook being recorded when a run died is graded again; its new rows replace the old."""
     journal = Journal(tmp_path / "journal.jsonl", b"run secret")
-    journal.append(_key("alice"), _rows("alice", 0.0))
-    journal.append(_key("alice"), _rows("alice", 1.0))
-    assert journal.load() == {_key("alice"): _rows("alice", 1.0)}
+    journal.append(_key("alice"), _recorded("alice", 0.0))
+    journal.append(_key("alice"), _recorded("alice", 1.0))
+    assert journal.load() == {_key("alice"): _recorded("alice", 1.0)}
 
 
 # --- grades.csv ------------------------------------------------------------------------------------
@@ -588,3 +594,41 @@ def test_a_failed_check_in_a_notebook_shows_the_cell_and_the_message_not_the_gra
     assert "_ask" not in shown
     assert shown.endswith(f"AssertionError: {error['evalue']}")
     assert error["evalue"].startswith("Forward value is wrong: Cube on x of shape ():")
+
+
+# --- what a rerun grades again -----------------------------------------------------------------------
+
+
+def _handed_in(tmp_path: Path, student: str, text: str = "{}") -> Submission:
+    path = tmp_path / student / LESSON / f"{LESSON}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return Submission(student, LESSON, LESSON, path)
+
+
+def test_a_rerun_plans_exactly_the_notebooks_whose_basis_changed_and_says_why(tmp_path):
+    options = {"seed": 1, "cell_timeout": 60.0}
+    alice, bob, carol = (_handed_in(tmp_path, name) for name in ("alice", "bob", "carol"))
+    graded = {s.key: Recorded(staleness.basis(s, "v1", options), _rows(s.student)) for s in (alice, bob)}
+    graded[_key("dave")] = _recorded("dave")
+    _handed_in(tmp_path, "bob", '{"cells": []}')  # bob hands in again
+
+    work = staleness.plan([alice, bob, carol], graded, {LESSON: "v1"}, options, options)
+    assert [s.student for s, _ in work.todo] == ["bob", "carol"]
+    assert set(work.kept) == {alice.key}
+    assert work.forgotten == [_key("dave")]
+    assert work.line == (
+        "grading 1 notebook not graded yet; regrading 1 resubmitted notebook; "
+        "dropping 1 notebook no longer handed in; 1 unchanged"
+    )
+
+    work = staleness.plan([alice], graded, {LESSON: "v2"}, options, options)
+    assert work.line == f"regrading 1 of {LESSON}, whose course changed"
+    changed = options | {"cell_timeout": 30.0}
+    work = staleness.plan([alice], graded, {LESSON: "v1"}, changed, options)
+    assert work.line == "regrading 1 notebook graded under other options (--timeout 60 → 30)"
+    work = staleness.plan(
+        [alice, bob], graded, {LESSON: "v1"}, options, options, lambda key: key[0] == "alice"
+    )
+    assert (work.todo, work.forgotten) == ([], [])
+    assert work.line.endswith("1 changed notebook outside --student/--assignment left as they are")

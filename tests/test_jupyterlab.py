@@ -14,7 +14,7 @@ from grading_pipeline import solution_answers, submission
 from jupyterlab_server import Notebook, chromium, jupyterlab, notebook_page
 from notebook_runs import PNG, SVG, errors, rendered
 
-from autograder.course.release import assignments
+from autograder.course.layout import assignments
 
 LESSONS = assignments()
 

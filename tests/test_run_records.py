@@ -6,7 +6,7 @@ import json
 import pytest
 
 from autograder.course.submissions import discover
-from autograder.records.journal import Journal
+from autograder.records.journal import Journal, Recorded
 from autograder.records.results import QuestionResult, Status, read_csv, write_csv
 
 LESSON = "01_saving_inputs"
@@ -17,29 +17,48 @@ def _rows(score: float) -> list[QuestionResult]:
     return [QuestionResult(*KEY, "square_forward", score, 1.0, Status.OK)]
 
 
+_BASIS = {"submission": "old bytes", "lesson": "v1", "options": "o1"}
+
+
 def test_a_resumed_run_ignores_journal_lines_it_did_not_sign(tmp_path):
     journal = Journal(tmp_path / "journal.jsonl", b"this run")
-    journal.append(KEY, _rows(0.0))
+    journal.append(KEY, Recorded(_BASIS, _rows(0.0)))
     honest = json.loads((tmp_path / "journal.jsonl").read_text())
     forged = [
         honest | {"rows": [honest["rows"][0] | {"score": 1.0}]},  # the MAC no longer matches
-        {"key": list(KEY), "rows": [honest["rows"][0] | {"score": 1.0}]},  # no MAC at all
+        # A full mark kept over a resubmission: the basis claims the new bytes were graded.
+        honest | {"basis": _BASIS | {"submission": "new bytes"}},
+        {"key": list(KEY), "basis": _BASIS, "rows": [honest["rows"][0] | {"score": 1.0}]},  # no MAC
+        {key: value for key, value in honest.items() if key != "basis"},  # an earlier version's line
         "not json",
         [1, 2],
     ]
     with open(journal.path, "a") as file:
         file.writelines(json.dumps(line) + "\n" for line in forged)
-    assert journal.load() == {KEY: _rows(0.0)}
+    assert journal.load() == {KEY: Recorded(_BASIS, _rows(0.0))}
     assert Journal(journal.path, b"another run").load() == {}
 
 
 def test_a_signed_line_must_still_be_a_row_of_its_own_notebook(tmp_path):
     journal = Journal(tmp_path / "journal.jsonl", b"this run")
-    journal.append(KEY, [QuestionResult("bob", LESSON, LESSON, "square_forward", 1.0, 1.0, Status.OK)])
-    journal.append(
-        ("carol", LESSON, LESSON), [QuestionResult("carol", LESSON, LESSON, "q", 5.0, 1.0, Status.OK)]
-    )
+    bob = [QuestionResult("bob", LESSON, LESSON, "square_forward", 1.0, 1.0, Status.OK)]
+    journal.append(KEY, Recorded(_BASIS, bob))
+    carol = [QuestionResult("carol", LESSON, LESSON, "q", 5.0, 1.0, Status.OK)]
+    journal.append(("carol", LESSON, LESSON), Recorded(_BASIS, carol))
     assert journal.load() == {}
+
+
+def test_a_rewritten_journal_holds_only_what_the_run_kept(tmp_path):
+    journal = Journal(tmp_path / "journal.jsonl", b"this run")
+    for score in (0.0, 1.0):
+        journal.append(KEY, Recorded(_BASIS, _rows(score)))
+    journal.append(
+        ("bob", LESSON, LESSON),
+        Recorded(_BASIS, [QuestionResult("bob", LESSON, LESSON, "q", 1.0, 1.0, Status.OK)]),
+    )
+    journal.rewrite({KEY: Recorded(_BASIS, _rows(1.0))})
+    assert len(journal.path.read_text().splitlines()) == 1
+    assert journal.load() == {KEY: Recorded(_BASIS, _rows(1.0))}
 
 
 @pytest.mark.parametrize("text", ['=HYPERLINK("x")', "+1", "-1", "@SUM(A1)", "\tx", "\rx", "'=x", "'plain"])

@@ -8,9 +8,11 @@ notebook at a time: SQLite does not take concurrent writers.
 import copy
 import functools
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearHiddenTests,
@@ -22,8 +24,9 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.utils import determine_grade, is_grade, is_solution
 
+from autograder.course.layout import SOURCE
 from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
-from autograder.course.release import SOURCE, add_lesson, write_config
+from autograder.course.release import add_lesson, write_config
 from autograder.records import gradebook
 from autograder.records.results import QuestionResult, Status
 
@@ -47,15 +50,35 @@ class GradingCourse:
         self.db_url = f"sqlite:///{root / 'gradebook.db'}"
         put_nbgrader_tools_on_path()
 
-    def prepare(self, assignments: set[str]) -> None:
-        """Copy the lessons' sources and register them in the gradebook (once; a resumed run skips it)."""
+    def prepare(self, versions: dict[str, str], registered: dict[str, str]) -> dict[str, str]:
+        """Register each lesson of `versions` (assignment: version) in the gradebook, as its source is
+        now, and return what is registered. A lesson registered at another version is removed first,
+        with its submissions' grades: every notebook of it is graded again."""
         write_config(self.root, extra=_EXPORT_CONFIG)
         if not (self.root / "gradebook.db").exists():
             gradebook.create(self.db_url)
         with gradebook.opened(self.db_url) as book:
             known = {assignment.name for assignment in book.assignments}
-        for assignment in sorted(assignments - known):
+            for assignment in sorted(known & versions.keys()):
+                if registered.get(assignment) != versions[assignment]:
+                    book.remove_assignment(assignment)
+                    known.discard(assignment)
+        for assignment in sorted(versions.keys() - known):
+            shutil.rmtree(self.root / "source" / assignment, ignore_errors=True)
             add_lesson(self.root, assignment)
+        return registered | versions
+
+    def forget(self, student: str, assignment: str) -> None:
+        """Take a submission no longer handed in out of the folder, as if it had never been graded."""
+        with gradebook.opened(self.db_url) as book:
+            try:
+                book.remove_submission(assignment, student)
+                if not book.find_student(student).submissions:
+                    book.remove_student(student)
+            except MissingEntry:
+                pass
+        for kind in ("autograded", "feedback"):
+            shutil.rmtree(self.root / kind / student / assignment, ignore_errors=True)
 
     def notebooks(self, assignment: str) -> dict[str, list[tuple[str, float]]]:
         """Each notebook of the assignment with its questions (test cells) and their points."""
@@ -141,7 +164,13 @@ class GradingCourse:
                 )
             )
         self._write_feedback_notebook(student, assignment, name, notebook)
+        self._drop_feedback(student, assignment, name)
         return rows
+
+    def _drop_feedback(self, student: str, assignment: str, name: str) -> None:
+        """Feedback generated from an earlier grade of the notebook no longer stands: `nbgrader
+        generate_feedback` makes it again from this one."""
+        (self.root / "feedback" / student / assignment / f"{name}.html").unlink(missing_ok=True)
 
     def record_unusable(
         self, student: str, assignment: str, name: str, status: Status, reason: str
@@ -155,6 +184,8 @@ class GradingCourse:
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
             book.db.commit()
+        (self.root / "autograded" / student / assignment / f"{name}.ipynb").unlink(missing_ok=True)
+        self._drop_feedback(student, assignment, name)
         return [
             QuestionResult(student, assignment, name, question, 0.0, points, status, reason)
             for question, points in self.notebooks(assignment)[name]

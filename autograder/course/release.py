@@ -9,17 +9,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from autograder.course.layout import COURSE_DIRECTORY, SOURCE, STUDENT_NOTEBOOKS, assignments
 from autograder.course.nbgrader_cli import run_nbgrader
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-COURSE_DIRECTORY = REPOSITORY / "solutions"
-SOURCE = COURSE_DIRECTORY / "source"
-STUDENT_NOTEBOOKS = REPOSITORY / "course"
-
-
-def assignments() -> list[str]:
-    """Lesson ids, in course order: the folders of solutions/source/."""
-    return sorted(path.name for path in SOURCE.iterdir() if (path / f"{path.name}.ipynb").is_file())
 
 
 def write_config(course: Path, extra: str = "") -> None:

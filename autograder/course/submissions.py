@@ -8,7 +8,7 @@ beside it, that one is graded in its place, and the reasons of its questions say
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.course.release import SOURCE
+from autograder.course.layout import SOURCE
 from autograder.records.results import QuestionResult, Status
 
 

@@ -18,11 +18,11 @@ from collections import Counter
 
 from distributed import Client, KilledWorker
 
+from autograder.course.version import code_version
 from autograder.grading.cluster_worker import (
     PLUGIN,
     REFUSED,
     GradingPlugin,
-    course_fingerprint,
     grade_on_worker,
 )
 
@@ -60,7 +60,7 @@ class DaskPool:
             raise SystemExit(f"could not reach the Dask scheduler at {address}: {error}") from None
         run = uuid.uuid4().hex
         self._client.subscribe_topic(REFUSED, lambda event: self._refused(run, event[1]))
-        self._client.register_plugin(GradingPlugin(course_fingerprint(), run, settings), name=PLUGIN)
+        self._client.register_plugin(GradingPlugin(code_version(), run, settings), name=PLUGIN)
         # Refusals during registration may reach the scheduler before this client's subscription did.
         for _, message in self._client.get_events(REFUSED):
             self._refused(run, message)

@@ -10,41 +10,26 @@ Grades must not depend on which machine ran a notebook, so a Dask worker whose i
 differs from the grading machine's is refused: it reports why and shuts down, and no task runs there.
 """
 
-import hashlib
-import importlib.util
 import logging
 import queue
 import threading
-from pathlib import Path
 
 from distributed import Reschedule, WorkerPlugin, get_worker
 
+from autograder.course.version import code_version
 from autograder.grading.pool import _Worker
 from autograder.sandbox import confine
 
 PLUGIN = "autograder-grading"
 # The scheduler's event topic on which refused Dask workers say why.
 REFUSED = "autograder-refused-worker"
-_COURSE_PACKAGES = ("autograder", "solutions")
 logger = logging.getLogger(__name__)
-
-
-def course_fingerprint() -> str:
-    """A digest of the installed course's code (every module of the autograder and the solutions),
-    the same on two machines exactly when they would grade alike."""
-    digest = hashlib.sha256()
-    for package in _COURSE_PACKAGES:
-        root = Path(importlib.util.find_spec(package).origin).parent
-        for path in sorted(root.rglob("*.py")):
-            digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 class GradingPlugin(WorkerPlugin):
     """Lends each grading task one of this Dask worker's grading workers.
 
-    `expected` is the grading machine's course fingerprint; `run` names the grading run, so that the
+    `expected` is the grading machine's code version; `run` names the grading run, so that the
     run reports only the refusals meant for it.
     """
 
@@ -55,7 +40,7 @@ class GradingPlugin(WorkerPlugin):
         self.refusal = ""
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._lock, self._closed = threading.Lock(), False
-        installed = course_fingerprint()
+        installed = code_version()
         lacking = [] if self.settings.get("trusted") else confine.missing_features()
         if installed != self.expected:
             self.refusal = (

@@ -1,16 +1,28 @@
 """Grade a whole class into DIR (grades.csv, report.html and an nbgrader gradebook), here or on a Dask
-cluster. SUBMITTED has nbgrader's layout: SUBMITTED/<student>/<assignment>/<notebook>.ipynb."""
+cluster. SUBMITTED has nbgrader's layout: SUBMITTED/<student>/<assignment>/<notebook>.ipynb.
+
+Run the same command again at any time: it grades again exactly what changed since (a notebook handed
+in again or no longer, a lesson's source or the grading code, an option), and nothing else."""
 
 import argparse
+import errno
+import signal
 import sys
+import traceback
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from autograder.grading.errors import GradingError, StoppedError
 from autograder.grading.options import Limits, default_workers
+
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submitted", type=Path, help="folder of submissions, in nbgrader's layout")
-    parser.add_argument("--out", type=Path, required=True, help="output folder; rerun to resume")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="output folder; rerun to regrade what changed"
+    )
     parser.add_argument("--workers", type=int, default=default_workers(), help="parallel workers (all cores)")
     parser.add_argument(
         "--timeout", type=float, default=Limits.cell_timeout, help="seconds one cell may run (%(default)s)"
@@ -24,7 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-mb", type=int, default=Limits.memory_mb, help="memory one notebook may add (%(default)s MB)"
     )
-    parser.add_argument("--seed", type=int, help="seed of the hidden tests' random inputs (default: random)")
+    parser.add_argument("--seed", type=int, help="seed of the hidden tests' random inputs (default: DIR's)")
+    parser.add_argument(
+        "--student",
+        action="append",
+        metavar="NAME",
+        help="grade only this student (repeatable); every other row stays as it is",
+    )
+    parser.add_argument(
+        "--assignment", action="append", metavar="ID", help="grade only this lesson (repeatable)"
+    )
     parser.add_argument(
         "--trust-submissions",
         action="store_true",
@@ -36,20 +57,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Every option that cannot be right, before any work: GradingError naming it."""
+    for flag, value in (
+        ("--workers", args.workers),
+        ("--timeout", args.timeout),
+        ("--notebook-timeout", args.notebook_timeout),
+        ("--memory-mb", args.memory_mb),
+    ):
+        if not value > 0:  # NaN too
+            raise GradingError(f"{flag} must be a positive number, not {value}")
+    if args.scheduler is not None:
+        address = urlsplit(args.scheduler if "://" in args.scheduler else f"tcp://{args.scheduler}")
+        try:
+            port = address.port
+        except ValueError:
+            port = None
+        if address.scheme not in _SCHEMES or not address.hostname or port is None:
+            raise GradingError(
+                f"--scheduler {args.scheduler} is not a Dask scheduler's address; give one like tcp://HOST:8786"
+            )
+    if not args.submitted.is_dir():
+        raise GradingError(f"{args.submitted} is not a folder of submissions")
+
+
+def _on_sigterm(signal_number, frame) -> None:
+    raise StoppedError(signal_number)
+
+
 def run(args: argparse.Namespace) -> int:
-    from autograder.grading.run import grade_class
-    from autograder.records.report import summary_table
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        _check_options(args)
+    except GradingError as error:
+        print(error, file=sys.stderr)
+        return error.status
     from autograder.sandbox import confine
 
-    if not args.submitted.is_dir():
-        print(f"{args.submitted} is not a folder of submissions", file=sys.stderr)
-        return 2
-    limits = Limits(
-        cell_timeout=args.timeout,
-        notebook_timeout=args.notebook_timeout,
-        memory_mb=args.memory_mb,
-        trusted=args.trust_submissions,
-    )
     missing = confine.missing_features()
     if missing and not args.trust_submissions:
         print(
@@ -59,8 +103,83 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    options = {"workers": args.workers, "limits": limits, "seed": args.seed, "scheduler": args.scheduler}
-    rows = grade_class(args.submitted, args.out, **options)
+    try:
+        return _grade(args)
+    except GradingError as error:
+        print(error, file=sys.stderr)
+        return error.status
+    except (KeyboardInterrupt, StoppedError) as stop:
+        number = stop.signal_number if isinstance(stop, StoppedError) else signal.SIGINT
+        print(f"stopped: {_saved(args.out)}; the same command finishes the class", file=sys.stderr)
+        return 128 + number
+    except OSError as error:
+        print(_system_error(error, args), file=sys.stderr)
+        return 1
+    except Exception:  # noqa: BLE001 - a bug of the grader's: one line here, the traceback in a file
+        print(_internal_error(args.out), file=sys.stderr)
+        return 1
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from autograder.grading.run import Selection, grade_class
+    from autograder.records.report import summary_table
+
+    limits = Limits(
+        cell_timeout=args.timeout,
+        notebook_timeout=args.notebook_timeout,
+        memory_mb=args.memory_mb,
+        trusted=args.trust_submissions,
+    )
+    selection = Selection(
+        students=frozenset(args.student) if args.student else None,
+        assignments=frozenset(args.assignment) if args.assignment else None,
+    )
+    rows = grade_class(
+        args.submitted,
+        args.out,
+        workers=args.workers,
+        limits=limits,
+        seed=args.seed,
+        scheduler=args.scheduler,
+        selection=selection,
+    )
     print(summary_table(rows))
     print(f"\nwrote {args.out / 'grades.csv'} and {args.out / 'report.html'}")
     return 0
+
+
+def _saved(out: Path) -> str:
+    """'12 notebooks are saved in DIR', from the folder's journal."""
+    journal = out / "journal.jsonl"
+    try:
+        count = len(journal.read_bytes().splitlines()) if journal.exists() else 0
+    except OSError:
+        count = 0
+    return f"{count} graded notebook{'' if count == 1 else 's'} saved in {out}"
+
+
+def _system_error(error: OSError, args: argparse.Namespace) -> str:
+    """An error of the machine's, in one line with what to do."""
+    where = f" ({error.filename})" if error.filename else ""
+    if error.errno == errno.ENOSPC:
+        return f"the disk is full{where}; free space, then run the same command to finish"
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (
+            f"permission denied{where}: SUBMITTED must be readable and --out writable by you; "
+            "fix that, then run the same command"
+        )
+    return f"{error.strerror or error}{where}; fix that, then run the same command"
+
+
+def _internal_error(out: Path) -> str:
+    """Write the traceback where the instructor can send it; the line says where."""
+    details = traceback.format_exc()
+    for place in (out / "error.log", Path.cwd() / "autograder-error.log"):
+        try:
+            place.write_text(details)
+        except OSError:
+            continue
+        return (
+            f"the grader failed (a bug, not your doing): {sys.exc_info()[1]!r}; the traceback is in {place}"
+        )
+    return f"the grader failed (a bug, not your doing):\n{details}"

@@ -1,12 +1,16 @@
 """The main process's side of the workers: start them, feed them jobs, collect their results."""
 
+import contextlib
 import json
+import os
 import queue
 import select
+import signal
 import subprocess
 import sys
 import threading
 
+from autograder.sandbox import cgroup
 from autograder.wire.protocol import read_message, write_message
 
 # A worker enforces every time limit itself; this much longer and the worker is presumed stuck.
@@ -14,10 +18,14 @@ _WORKER_GRACE = 60.0
 
 
 class _Worker:
-    """One worker process, restarted when it dies; `settings` say how it confines notebooks."""
+    """One worker process, restarted when it dies; `settings` say how it confines notebooks.
+
+    It leads a process group of its own: a Ctrl-C at the terminal reaches the command alone, which
+    then ends every worker with its group (the notebook's processes die with their parent)."""
 
     def __init__(self, settings: dict) -> None:
         self._settings = json.dumps(settings)
+        self.killed = False
         self._process = self._start()
 
     def _start(self) -> subprocess.Popen:
@@ -25,6 +33,7 @@ class _Worker:
             [sys.executable, "-m", "autograder.grading.worker", self._settings],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            start_new_session=True,
         )
 
     def grade(self, job: dict) -> list[dict] | str:
@@ -38,13 +47,21 @@ class _Worker:
         except OSError:
             reply = None
         if reply is None:
+            if self.killed:
+                return "the run was stopped while grading this notebook"
             self.stop()
             self._process = self._start()
             return "the grading worker stopped while running this notebook"
         return json.loads(reply)
 
+    def kill(self) -> None:
+        """End the worker and everything it started, now."""
+        self.killed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+
     def stop(self) -> None:
-        self._process.kill()
+        self.kill()
         self._process.wait()
         self._process.stdin.close()
         self._process.stdout.close()
@@ -57,12 +74,16 @@ class WorkerPool:
         self.size, self._settings = size, settings
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
+        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(size)]
         for thread in self._threads:
             thread.start()
 
     def _serve(self) -> None:
         worker = _Worker(self._settings)
+        with self._lock:
+            self._workers.append(worker)
         try:
             while (item := self.jobs.get()) is not None:
                 tag, job = item
@@ -73,14 +94,23 @@ class WorkerPool:
     def submit(self, tag, job: dict) -> None:
         self.jobs.put((tag, job))
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
+        """Stop the workers once their notebooks are done, or `now`: killed mid-notebook, with the
+        cgroups their notebooks could not remove."""
         for _ in self._threads:
             self.jobs.put(None)
+        if now:
+            with self._lock:
+                for worker in self._workers:
+                    worker.kill()
         for thread in self._threads:
             thread.join()
+        if now:
+            cgroup.remove_leftovers(self._settings["group"])
 
     def __enter__(self) -> "WorkerPool":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        # An interruption, or any error, stops the run at once: no notebook is left running.
+        self.close(now=exc_type is not None)

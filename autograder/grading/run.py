@@ -1,67 +1,58 @@
-"""One grading run: discover, grade in parallel, record, report. Resumable at any point."""
+"""One grading run: discover, plan what is stale, grade it in parallel, record, report.
+
+Stopped at any point, the same command finishes it; rerun after any change, it grades again what the
+change touched (see `autograder.grading.staleness`) and nothing else.
+"""
 
 import hashlib
 import json
-import secrets
+import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
+from autograder.course.layout import COURSE_DIRECTORY, assignments
 from autograder.course.notebooks import GradingCourse, executed_cells, is_test
-from autograder.course.release import COURSE_DIRECTORY
 from autograder.course.submissions import Submission, discover
+from autograder.course.version import lesson_version
+from autograder.grading import staleness
+from autograder.grading.errors import GradingError
 from autograder.grading.options import Limits
 from autograder.grading.pool import WorkerPool
-from autograder.records.journal import Journal
+from autograder.records.journal import Journal, Recorded
 from autograder.records.progress import Progress
 from autograder.records.report import write_report
 from autograder.records.results import QuestionResult, Status, write_csv
-
-
-def _run_settings(out: Path, seed: int | None) -> dict:
-    """The run's seed of hidden tests' random inputs and the secret that signs its journal, fixed for
-    the output folder: a resumed run draws the inputs, and trusts the journal lines, of the run it
-    continues. A folder graded before runs were signed gets a secret now, and its journal is regraded."""
-    settings = out / "run.json"
-    recorded = {}
-    if settings.exists():
-        try:
-            recorded = json.loads(settings.read_text())
-            int(recorded["seed"])
-            bytes.fromhex(recorded.get("journal_secret", ""))
-        except (ValueError, TypeError, KeyError) as error:
-            raise SystemExit(f"{settings} is damaged ({error}); grade into another --out") from None
-        if seed is not None and seed != recorded["seed"]:
-            raise SystemExit(f"{out} was graded with --seed {recorded['seed']}; use it, or another --out")
-    chosen = {
-        "seed": recorded.get("seed", secrets.randbits(63) if seed is None else seed),
-        "journal_secret": recorded.get("journal_secret") or secrets.token_hex(32),
-    }
-    if chosen != recorded:
-        settings.write_text(json.dumps(chosen))
-    return chosen
+from autograder.records.run_file import RunFile
 
 
 class _Run:
     """The state of one run: what is finished, what is being graded, and where results go."""
 
-    def __init__(self, course: GradingCourse, journal: Journal, pool: WorkerPool, settings: dict) -> None:
+    def __init__(
+        self,
+        course: GradingCourse,
+        journal: Journal,
+        pool: WorkerPool,
+        settings: dict,
+        finished: dict[tuple[str, ...], Recorded],
+    ) -> None:
         self.course, self.journal, self.pool = course, journal, pool
-        self.finished = journal.load()
+        self.finished = finished
+        self.bases: dict[tuple[str, ...], dict[str, str]] = {}
         self.in_flight: dict[tuple[str, ...], tuple[Submission, nbformat.NotebookNode]] = {}
         self.settings = settings
         self.progress: Progress | None = None
         # What this run executed, for the benchmark: notebooks, and seconds spent in their cells.
         self.executed, self.cell_seconds = 0, 0.0
 
-    def grade(self, submissions: list[Submission], stream) -> None:
-        todo = [s for s in submissions if s.key not in self.finished]
-        waiting = iter(todo)
-        with Progress(
-            total=len(submissions), done=len(submissions) - len(todo), stream=stream
-        ) as self.progress:
+    def grade(self, todo: list[tuple[Submission, dict[str, str]]], done: int, stream) -> None:
+        self.bases = {submission.key: basis for submission, basis in todo}
+        waiting = (submission for submission, _ in todo)
+        with Progress(total=done + len(todo), done=done, stream=stream) as self.progress:
             self._feed(waiting)
             while self.in_flight:
                 key, outcome = self.pool.results.get()
@@ -106,10 +97,49 @@ class _Run:
         }
 
     def _done(self, submission: Submission, rows: list[QuestionResult]) -> None:
-        rows = submission.explained(rows)
-        self.journal.append(submission.key, rows)
-        self.finished[submission.key] = rows
+        recorded = Recorded(self.bases[submission.key], submission.explained(rows))
+        self.journal.append(submission.key, recorded)
+        self.finished[submission.key] = recorded
         self.progress.advance(label="/".join(submission.key))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The students and assignments a run grades (None: all); every other row stays as it is."""
+
+    students: frozenset[str] | None = None
+    assignments: frozenset[str] | None = None
+
+    def __call__(self, key: tuple[str, ...]) -> bool:
+        student, assignment = key[:2]
+        return (self.students is None or student in self.students) and (
+            self.assignments is None or assignment in self.assignments
+        )
+
+    @property
+    def by_student(self) -> bool:
+        return self.students is not None
+
+
+LAYOUT = (
+    "SUBMITTED/<student>/<assignment>/<notebook>.ipynb, "
+    "e.g. SUBMITTED/alice/01_saving_inputs/01_saving_inputs.ipynb"
+)
+
+
+def _check_selection(
+    selection: Selection, submissions: list[Submission], recorded_students: set[str]
+) -> None:
+    students = {s.student for s in submissions} | recorded_students
+    unknown = sorted((selection.students or set()) - students)
+    if unknown:
+        raise GradingError(f"--student {unknown[0]}: no such student in SUBMITTED or in --out")
+    lessons = set(assignments())
+    unknown = sorted((selection.assignments or set()) - lessons)
+    if unknown:
+        raise GradingError(
+            f"--assignment {unknown[0]}: not a lesson of this course ({', '.join(sorted(lessons))})"
+        )
 
 
 def grade_class(
@@ -121,16 +151,49 @@ def grade_class(
     seed: int | None = None,
     stream=sys.stderr,
     scheduler: str | None = None,
+    selection: Selection = Selection(),
 ) -> list[QuestionResult]:
-    """Grade every notebook under `submitted` into the course directory `out`; return all rows.
-    With `scheduler`, the address of a Dask scheduler, the cluster's workers grade instead of `workers`
-    local ones."""
+    """Grade what is stale of the notebooks under `submitted` into the course directory `out`; return
+    every row. With `scheduler`, the address of a Dask scheduler, the cluster's workers grade instead
+    of `workers` local ones. GradingError, before anything is written, for what the instructor must
+    fix first."""
     started = time.monotonic()
     submitted, out = submitted.resolve(), out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    recorded = _run_settings(out, seed)
+    if out.exists() and not out.is_dir():
+        raise GradingError(f"--out {out} is a file; name a folder for the grades")
+    try:
+        run_file = RunFile.open(out, seed)
+    except ValueError as error:  # ForeignFolderError too
+        raise GradingError(str(error)) from None
+    submissions, rows = discover(submitted)
+    if not submissions:
+        raise GradingError(
+            f"no notebook of a lesson of this course in {submitted}: expected {LAYOUT}", status=1
+        )
+    journal = Journal(out / "journal.jsonl", bytes.fromhex(run_file.journal_secret))
+    recorded = journal.load() if out.exists() else {}
+    _check_selection(selection, submissions, {key[0] for key in recorded})
+    versions = {a: lesson_version(a) for a in sorted({s.assignment for s in submissions})}
+    changed = sorted(a for a in versions if a in run_file.lessons and run_file.lessons[a] != versions[a])
+    if selection.by_student and changed:
+        raise GradingError(
+            f"the course of {changed[0]} changed since {out} was graded: all its notebooks are graded "
+            "again, so run without --student"
+        )
+    options = {
+        "seed": run_file.seed,
+        "cell_timeout": limits.cell_timeout,
+        "notebook_timeout": limits.notebook_timeout,
+        "memory_mb": limits.memory_mb,
+        "trusted": limits.trusted,
+    }
+    previous_options, run_file.options = run_file.options, options
+    # The marker first: a run stopped at any later point leaves a folder the next run recognises.
+    run_file.save(out)
+    work = staleness.plan(submissions, recorded, versions, options, previous_options, selection)
+    print(work.line, file=stream, flush=True)
     settings = {
-        "seed": recorded["seed"],
+        "seed": run_file.seed,
         "cell_timeout": limits.cell_timeout,
         "notebook_timeout": limits.notebook_timeout,
     }
@@ -138,17 +201,19 @@ def grade_class(
         "memory_mb": limits.memory_mb,
         "excluded": [str(COURSE_DIRECTORY), str(submitted), str(out)],
         "trusted": limits.trusted,
+        "group": f"{os.getpid()}-",
     }
-    submissions, rows = discover(submitted)
     course = GradingCourse(out)
     # The workers warm up (torch imported, ready to fork) while nbgrader fills the gradebook.
     with _pool(workers, scheduler, confinement, stream) as pool:
-        course.prepare({s.assignment for s in submissions})
-        journal = Journal(out / "journal.jsonl", bytes.fromhex(recorded["journal_secret"]))
-        run = _Run(course, journal, pool, settings)
-        run.grade(submissions, stream)
-    # A notebook journaled by an earlier run but no longer handed in is not reported as graded.
-    rows += [row for submission in submissions for row in run.finished[submission.key]]
+        run_file.lessons = course.prepare(versions, run_file.lessons)
+        run_file.save(out)
+        for student, assignment in sorted({key[:2] for key in work.forgotten}):
+            course.forget(student, assignment)
+        journal.rewrite(work.kept)
+        run = _Run(course, journal, pool, settings, dict(work.kept))
+        run.grade(work.todo, done=len(work.kept), stream=stream)
+    rows += [row for s in submissions if s.key in run.finished for row in run.finished[s.key].rows]
     write_csv(rows, out / "grades.csv")
     elapsed = time.monotonic() - started
     graded_by = pool.graded_by if scheduler else None

@@ -36,7 +36,7 @@ import torch
 
 import autograder
 import autograder.checks
-from autograder.course.release import COURSE_DIRECTORY
+from autograder.course.layout import COURSE_DIRECTORY
 from autograder.judge import plan, test_cells
 from autograder.probe import measure
 from autograder.records.results import Status
@@ -122,6 +122,8 @@ def sandbox_for(settings: dict) -> confine.Sandbox:
         # The run names its machine's folders; wherever this worker runs, its own solutions are kept out.
         excluded=[Path(p) for p in settings["excluded"]] + [COURSE_DIRECTORY],
         trusted=settings.get("trusted", False),
+        # The run's name on the notebook's cgroup, so that the run can remove it if it is killed.
+        group=settings.get("group", ""),
     )
 
 

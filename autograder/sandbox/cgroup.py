@@ -4,9 +4,13 @@ together, however many it forks. cgroup v1 (separate `memory` and `pids` hierarc
 import contextlib
 import functools
 import os
+import signal
 import time
 import uuid
 from pathlib import Path
+
+# Every group this grader makes is named so; a run's groups also carry the run's own name after it.
+_PREFIX = "gradgrad-"
 
 
 @functools.cache
@@ -59,8 +63,8 @@ class Cgroup:
     """One notebook's group: made with its limits, joined by the notebook's first process, removed when
     every process in it has gone."""
 
-    def __init__(self, memory_bytes: int, max_processes: int) -> None:
-        name = f"gradgrad-{uuid.uuid4().hex[:12]}"
+    def __init__(self, memory_bytes: int, max_processes: int, group: str = "") -> None:
+        name = f"{_PREFIX}{group}{uuid.uuid4().hex[:12]}"
         self.folders = [parent / name for parent in _parents().values()]
         for folder in self.folders:
             folder.mkdir()
@@ -95,14 +99,34 @@ class Cgroup:
         """Remove the group. The caller has reaped every process in it; a dying process may still be
         leaving, so removal is retried for a moment."""
         for folder in self.folders:
-            for _ in range(100):
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)
+            _remove(folder)
+
+
+def remove_leftovers(group: str) -> None:
+    """Remove the cgroups named with `group` that their notebooks left behind, killed with their
+    worker before they could remove them; a process still in one is killed first."""
+    for parent in _parents().values():
+        for folder in parent.glob(f"{_PREFIX}{group}*"):
+            with contextlib.suppress(FileNotFoundError):
+                if (folder / "cgroup.kill").exists():
+                    _write(folder / "cgroup.kill", 1)
+                else:
+                    for pid in (folder / "cgroup.procs").read_text().split():
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(int(pid), signal.SIGKILL)
+            _remove(folder)
+
+
+def _remove(folder: Path) -> None:
+    """rmdir, retried for a moment while the group's last processes leave."""
+    for _ in range(100):
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
 
 
 def _write(path: Path, value: int) -> None:

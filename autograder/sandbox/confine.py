@@ -170,6 +170,7 @@ class Sandbox:
         executables: Sequence[Path],
         excluded: Sequence[Path] = (),
         trusted: bool = False,
+        group: str = "",
     ) -> None:
         missing = missing_features()
         if missing and not trusted:
@@ -210,7 +211,7 @@ class Sandbox:
         )
         self._cgroup = None
         if not cgroup.problem():
-            self._cgroup = cgroup.Cgroup(limits.memory_bytes, limits.max_processes)
+            self._cgroup = cgroup.Cgroup(limits.memory_bytes, limits.max_processes, group)
         self.scratch = self._scratch_place if self._isolated else tempfile.mkdtemp(prefix="sandbox-")
         self.pid: int | None = None
         self.status: int | None = None
