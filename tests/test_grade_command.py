@@ -298,3 +298,37 @@ def test_grading_is_refused_where_the_kernel_cannot_confine_student_code(tmp_pat
     assert f"Refusing to grade: this host cannot confine student code. It lacks:\n- {lacking}" in error
     assert "--trust-submissions" in error
     assert not (tmp_path / "out").exists()
+
+
+def _one_student(root: Path) -> Path:
+    write_submission(root / "submitted", "alice", submission(LESSON, answers_of("solution")))
+    return root / "submitted"
+
+
+def test_a_bug_of_the_graders_prints_one_line_and_keeps_the_traceback_in_error_log(
+    tmp_path, monkeypatch, capsys
+):
+    import autograder.grading.run
+
+    def broken(*args, **kwargs):
+        (tmp_path / "out").mkdir()
+        raise ZeroDivisionError("a bug deep in the grader")
+
+    monkeypatch.setattr(autograder.grading.run, "grade_class", broken)
+    assert main(["grade", str(_one_student(tmp_path)), "--out", str(tmp_path / "out")]) == 1
+    error = capsys.readouterr().err
+    assert error == (
+        "the grader failed (a bug, not your doing): ZeroDivisionError('a bug deep in the grader'); "
+        f"the traceback is in {tmp_path / 'out' / 'error.log'}\n"
+    )
+    assert "Traceback (most recent call last)" in (tmp_path / "out" / "error.log").read_text()
+
+
+def test_an_output_folder_that_cannot_be_written_gets_one_line(tmp_path, capsys):
+    """/proc takes no new folder, even from root."""
+    assert main(["grade", str(_one_student(tmp_path)), "--out", "/proc/gradgrad-grades"]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("No such file or directory (/proc/gradgrad-grades)") or error.startswith(
+        "permission denied (/proc/gradgrad-grades)"
+    ), error
+    assert len(error.splitlines()) == 1

@@ -623,12 +623,12 @@ def test_a_rerun_plans_exactly_the_notebooks_whose_basis_changed_and_says_why(tm
     )
 
     work = staleness.plan([alice], graded, {LESSON: "v2"}, options, options)
-    assert work.line == f"regrading 1 of {LESSON}, whose course changed"
+    assert work.line.startswith(f"regrading 1 of {LESSON}, whose course changed;")
     changed = options | {"cell_timeout": 30.0}
     work = staleness.plan([alice], graded, {LESSON: "v1"}, changed, options)
-    assert work.line == "regrading 1 notebook graded under other options (--timeout 60 → 30)"
+    assert work.line.startswith("regrading 1 notebook graded under other options (--timeout 60 → 30);")
     work = staleness.plan(
         [alice, bob], graded, {LESSON: "v1"}, options, options, lambda key: key[0] == "alice"
     )
-    assert (work.todo, work.forgotten) == ([], [])
+    assert (work.todo, work.forgotten, set(work.kept)) == ([], [], {alice.key, bob.key, _key("dave")})
     assert work.line.endswith("1 changed notebook outside --student/--assignment left as they are")

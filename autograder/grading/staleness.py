@@ -95,13 +95,14 @@ def plan(
     result = Plan()
     reasons: Counter[str] = Counter()
     course_changed: Counter[str] = Counter()
-    stale_outside = 0
+    stale_outside = unchanged = 0
     current = {submission.key for submission in submissions}
     for submission in submissions:
         now = basis(submission, lesson_versions[submission.assignment], options)
         before = recorded.get(submission.key)
         if before is not None and before.basis == now:
             result.kept[submission.key] = before
+            unchanged += 1
             continue
         if not selected(submission.key):
             stale_outside += 1
@@ -127,7 +128,7 @@ def plan(
         reasons,
         course_changed,
         len(result.forgotten),
-        len(result.kept),
+        unchanged,
         stale_outside,
         changed_options(previous_options, options),
     )
@@ -138,7 +139,12 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _line(reasons, course_changed, forgotten, kept, stale_outside, option_changes) -> str:
+def _listed(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _line(reasons, course_changed, forgotten, unchanged, stale_outside, option_changes) -> str:
     """One line saying what the run grades, regrades and forgets, and why."""
     regrading = []
     if reasons["resubmitted"]:
@@ -153,19 +159,16 @@ def _line(reasons, course_changed, forgotten, kept, stale_outside, option_change
         parts.append(f"grading {_count(reasons['new'], 'notebook')} not graded yet")
     if regrading:
         parts.append(
-            "regrading "
-            + (
-                " and ".join(regrading)
-                if len(regrading) < 3
-                else ", ".join(regrading[:-1]) + " and " + regrading[-1]
-            )
+            "regrading " + " and ".join([", ".join(regrading[:-1]), regrading[-1]][-len(regrading) :])
         )
     if forgotten:
         parts.append(f"dropping {_count(forgotten, 'notebook')} no longer handed in")
-    if not parts:
-        parts.append(f"nothing changed since the last run: {_count(kept, 'notebook')} keep their grades")
-    elif kept:
-        parts.append(f"{kept} unchanged")
+    if not parts and stale_outside:
+        parts.append("nothing to grade for --student/--assignment")
+    elif not parts:
+        parts.append(f"nothing changed since the last run: {_count(unchanged, 'notebook')} keep their grades")
+    elif unchanged:
+        parts.append(f"{unchanged} unchanged")
     if stale_outside:
         parts.append(
             f"{_count(stale_outside, 'changed notebook')} outside --student/--assignment left as they are"
