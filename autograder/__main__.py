@@ -8,6 +8,10 @@ import argparse
 import importlib
 import sys
 
+# jsonschema, under nbformat, tries this optional package for a format the notebook schema never uses;
+# importing it builds a grammar, seconds of every command's start. Marked absent, it is skipped.
+sys.modules.setdefault("rfc3987_syntax", None)
+
 # name: (module, one line of help)
 COMMANDS = {
     "release": ("autograder.course.release_command", "regenerate the student notebooks in course/"),

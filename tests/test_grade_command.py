@@ -314,7 +314,7 @@ def test_a_bug_of_the_graders_prints_one_line_and_keeps_the_traceback_in_error_l
         (tmp_path / "out").mkdir()
         raise ZeroDivisionError("a bug deep in the grader")
 
-    monkeypatch.setattr(autograder.grading.run, "grade_class", broken)
+    monkeypatch.setattr(autograder.grading.run, "grade", broken)
     assert main(["grade", str(_one_student(tmp_path)), "--out", str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err
     assert error == (

@@ -10,12 +10,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autograder.course import release
+    from autograder.course.layout import REPOSITORY
 
     if args.check:
         outdated = release.stale()
         for name in outdated:
             print(f"course/{name} is out of date: run `make release`", file=sys.stderr)
         return 1 if outdated else 0
-    for path in release.generate(release.STUDENT_NOTEBOOKS):
-        print(f"wrote {path.relative_to(release.REPOSITORY)}")
+    written, removed = release.release()
+    for path in written:
+        print(f"wrote {path.relative_to(REPOSITORY)}")
+    for path in removed:
+        print(f"removed {path.relative_to(REPOSITORY)}, whose lesson is gone")
+    if not written and not removed:
+        print("course/ is up to date: no lesson's source changed")
     return 0

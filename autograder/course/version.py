@@ -27,12 +27,17 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def lesson_version(assignment: str) -> str:
-    """A digest of a lesson's source folder (its notebook's test cells, hidden tests and points, and
-    any file beside it) and of the grading code."""
-    digest = hashlib.sha256(code_version().encode())
+def source_version(assignment: str) -> str:
+    """A digest of a lesson's source folder: its notebook (text, solution, test cells, hidden tests,
+    points) and any file beside it."""
+    digest = hashlib.sha256()
     folder = SOURCE / assignment
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts):
         digest.update(f"{path.relative_to(folder).as_posix()}\0".encode())
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def lesson_version(assignment: str) -> str:
+    """What a grade of the lesson depends on besides the notebook: its source and the grading code."""
+    return hashlib.sha256(f"{source_version(assignment)}\0{code_version()}".encode()).hexdigest()[:16]

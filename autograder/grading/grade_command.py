@@ -77,8 +77,6 @@ def _check_options(args: argparse.Namespace) -> None:
             raise GradingError(
                 f"--scheduler {args.scheduler} is not a Dask scheduler's address; give one like tcp://HOST:8786"
             )
-    if not args.submitted.is_dir():
-        raise GradingError(f"{args.submitted} is not a folder of submissions")
 
 
 def _on_sigterm(signal_number, frame) -> None:
@@ -121,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grading.run import Selection, grade_class
-    from autograder.records.report import summary_table
+    from autograder.grading.pool import workers_for
+    from autograder.grading.target import Selection, open_target
 
     limits = Limits(
         cell_timeout=args.timeout,
@@ -134,18 +132,26 @@ def _grade(args: argparse.Namespace) -> int:
         students=frozenset(args.student) if args.student else None,
         assignments=frozenset(args.assignment) if args.assignment else None,
     )
-    rows = grade_class(
-        args.submitted,
-        args.out,
-        workers=args.workers,
-        limits=limits,
-        seed=args.seed,
-        scheduler=args.scheduler,
-        selection=selection,
-    )
+    target = open_target(args.submitted, args.out, limits, args.seed, selection)
+    print(target.work.line, file=sys.stderr, flush=True)
+    # The workers start first: they import torch and warm up while this process imports nbgrader.
+    with workers_for(target, args.workers, args.scheduler) as pool:
+        if pool is not None and args.scheduler is None:
+            print(
+                f"warming {_count(args.workers, 'worker')} while nbgrader prepares the gradebook",
+                file=sys.stderr,
+            )
+        from autograder.grading.run import grade
+        from autograder.records.report import summary_table
+
+        rows = grade(target, pool)
     print(summary_table(rows))
     print(f"\nwrote {args.out / 'grades.csv'} and {args.out / 'report.html'}")
     return 0
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _saved(out: Path) -> str:
@@ -155,7 +161,7 @@ def _saved(out: Path) -> str:
         count = len(journal.read_bytes().splitlines()) if journal.exists() else 0
     except OSError:
         count = 0
-    return f"{count} graded notebook{'' if count == 1 else 's'} saved in {out}"
+    return f"{_count(count, 'graded notebook')} saved in {out}"
 
 
 def _system_error(error: OSError, args: argparse.Namespace) -> str:

@@ -114,3 +114,16 @@ class WorkerPool:
     def __exit__(self, exc_type, exc, traceback) -> None:
         # An interruption, or any error, stops the run at once: no notebook is left running.
         self.close(now=exc_type is not None)
+
+
+def workers_for(target, workers: int, scheduler: str | None = None, stream=sys.stderr):
+    """The pool to grade `target` (an `autograder.grading.target.Target`) on, warming from now on: the
+    local workers, or a Dask cluster's (Dask is imported only for a run that asks for it). None when
+    there is nothing to grade."""
+    if not target.work.todo:
+        return contextlib.nullcontext()
+    if scheduler is None:
+        return WorkerPool(workers, target.sandbox_settings())
+    from autograder.grading.cluster import DaskPool
+
+    return DaskPool(scheduler, target.sandbox_settings(), stream)

@@ -6,27 +6,21 @@ change touched (see `autograder.grading.staleness`) and nothing else.
 
 import hashlib
 import json
-import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from autograder.course.layout import COURSE_DIRECTORY, assignments
 from autograder.course.notebooks import GradingCourse, executed_cells, is_test
-from autograder.course.submissions import Submission, discover
-from autograder.course.version import lesson_version
-from autograder.grading import staleness
-from autograder.grading.errors import GradingError
+from autograder.course.submissions import Submission
 from autograder.grading.options import Limits
-from autograder.grading.pool import WorkerPool
+from autograder.grading.pool import WorkerPool, workers_for
+from autograder.grading.target import EVERYONE, Selection, Target, open_target
 from autograder.records.journal import Journal, Recorded
 from autograder.records.progress import Progress
 from autograder.records.report import write_report
 from autograder.records.results import QuestionResult, Status, write_csv
-from autograder.records.run_file import RunFile
 
 
 class _Run:
@@ -103,43 +97,35 @@ class _Run:
         self.progress.advance(label="/".join(submission.key))
 
 
-@dataclass(frozen=True)
-class Selection:
-    """The students and assignments a run grades (None: all); every other row stays as it is."""
-
-    students: frozenset[str] | None = None
-    assignments: frozenset[str] | None = None
-
-    def __call__(self, key: tuple[str, ...]) -> bool:
-        student, assignment = key[:2]
-        return (self.students is None or student in self.students) and (
-            self.assignments is None or assignment in self.assignments
-        )
-
-    @property
-    def by_student(self) -> bool:
-        return self.students is not None
-
-
-LAYOUT = (
-    "SUBMITTED/<student>/<assignment>/<notebook>.ipynb, "
-    "e.g. SUBMITTED/alice/01_saving_inputs/01_saving_inputs.ipynb"
-)
-
-
-def _check_selection(
-    selection: Selection, submissions: list[Submission], recorded_students: set[str]
-) -> None:
-    students = {s.student for s in submissions} | recorded_students
-    unknown = sorted((selection.students or set()) - students)
-    if unknown:
-        raise GradingError(f"--student {unknown[0]}: no such student in SUBMITTED or in --out")
-    lessons = set(assignments())
-    unknown = sorted((selection.assignments or set()) - lessons)
-    if unknown:
-        raise GradingError(
-            f"--assignment {unknown[0]}: not a lesson of this course ({', '.join(sorted(lessons))})"
-        )
+def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
+    """Do `target.work` on `pool`'s workers (started with `target.sandbox_settings()`; None when there
+    is nothing to grade) and write the folder's records; return every row."""
+    started = time.monotonic()
+    run_file, out, work = target.run_file, target.out, target.work
+    run_file.options = target.options
+    # The marker first: a run stopped at any later point leaves a folder the next run recognises.
+    run_file.save(out)
+    course = GradingCourse(out)
+    run_file.lessons = course.prepare(target.versions, run_file.lessons)
+    run_file.save(out)
+    for student, assignment in sorted({key[:2] for key in work.forgotten}):
+        course.forget(student, assignment)
+    target.journal.rewrite(work.kept)
+    settings = {name: target.options[name] for name in ("seed", "cell_timeout", "notebook_timeout")}
+    run = _Run(course, target.journal, pool, settings, dict(work.kept))
+    if work.todo:
+        run.grade(work.todo, done=len(work.kept), stream=stream)
+    finished = run.finished
+    rows = target.ungradable + [
+        row for s in target.submissions if s.key in finished for row in finished[s.key].rows
+    ]
+    write_csv(rows, out / "grades.csv")
+    elapsed = time.monotonic() - started
+    graded_by = getattr(pool, "graded_by", None)
+    write_report(rows, out / "report.html", elapsed_seconds=elapsed, graded_by=graded_by)
+    timing = {"notebooks": run.executed, "cell_seconds": run.cell_seconds, "wall_seconds": elapsed}
+    (out / "timing.json").write_text(json.dumps(timing))
+    return rows
 
 
 def grade_class(
@@ -151,82 +137,13 @@ def grade_class(
     seed: int | None = None,
     stream=sys.stderr,
     scheduler: str | None = None,
-    selection: Selection = Selection(),
+    selection: Selection = EVERYONE,
 ) -> list[QuestionResult]:
     """Grade what is stale of the notebooks under `submitted` into the course directory `out`; return
     every row. With `scheduler`, the address of a Dask scheduler, the cluster's workers grade instead
     of `workers` local ones. GradingError, before anything is written, for what the instructor must
     fix first."""
-    started = time.monotonic()
-    submitted, out = submitted.resolve(), out.resolve()
-    if out.exists() and not out.is_dir():
-        raise GradingError(f"--out {out} is a file; name a folder for the grades")
-    try:
-        run_file = RunFile.open(out, seed)
-    except ValueError as error:  # ForeignFolderError too
-        raise GradingError(str(error)) from None
-    submissions, rows = discover(submitted)
-    if not submissions:
-        raise GradingError(
-            f"no notebook of a lesson of this course in {submitted}: expected {LAYOUT}", status=1
-        )
-    journal = Journal(out / "journal.jsonl", bytes.fromhex(run_file.journal_secret))
-    recorded = journal.load() if out.exists() else {}
-    _check_selection(selection, submissions, {key[0] for key in recorded})
-    versions = {a: lesson_version(a) for a in sorted({s.assignment for s in submissions})}
-    changed = sorted(a for a in versions if a in run_file.lessons and run_file.lessons[a] != versions[a])
-    if selection.by_student and changed:
-        raise GradingError(
-            f"the course of {changed[0]} changed since {out} was graded: all its notebooks are graded "
-            "again, so run without --student"
-        )
-    options = {
-        "seed": run_file.seed,
-        "cell_timeout": limits.cell_timeout,
-        "notebook_timeout": limits.notebook_timeout,
-        "memory_mb": limits.memory_mb,
-        "trusted": limits.trusted,
-    }
-    previous_options, run_file.options = run_file.options, options
-    # The marker first: a run stopped at any later point leaves a folder the next run recognises.
-    run_file.save(out)
-    work = staleness.plan(submissions, recorded, versions, options, previous_options, selection)
-    print(work.line, file=stream, flush=True)
-    settings = {
-        "seed": run_file.seed,
-        "cell_timeout": limits.cell_timeout,
-        "notebook_timeout": limits.notebook_timeout,
-    }
-    confinement = {
-        "memory_mb": limits.memory_mb,
-        "excluded": [str(COURSE_DIRECTORY), str(submitted), str(out)],
-        "trusted": limits.trusted,
-        "group": f"{os.getpid()}-",
-    }
-    course = GradingCourse(out)
-    # The workers warm up (torch imported, ready to fork) while nbgrader fills the gradebook.
-    with _pool(workers, scheduler, confinement, stream) as pool:
-        run_file.lessons = course.prepare(versions, run_file.lessons)
-        run_file.save(out)
-        for student, assignment in sorted({key[:2] for key in work.forgotten}):
-            course.forget(student, assignment)
-        journal.rewrite(work.kept)
-        run = _Run(course, journal, pool, settings, dict(work.kept))
-        run.grade(work.todo, done=len(work.kept), stream=stream)
-    rows += [row for s in submissions if s.key in run.finished for row in run.finished[s.key].rows]
-    write_csv(rows, out / "grades.csv")
-    elapsed = time.monotonic() - started
-    graded_by = pool.graded_by if scheduler else None
-    write_report(rows, out / "report.html", elapsed_seconds=elapsed, graded_by=graded_by)
-    timing = {"notebooks": run.executed, "cell_seconds": run.cell_seconds, "wall_seconds": elapsed}
-    (out / "timing.json").write_text(json.dumps(timing))
-    return rows
-
-
-def _pool(workers: int, scheduler: str | None, confinement: dict, stream):
-    """The local workers, or a Dask cluster's: Dask is imported only for a run that asks for it."""
-    if scheduler is None:
-        return WorkerPool(workers, confinement)
-    from autograder.grading.cluster import DaskPool
-
-    return DaskPool(scheduler, confinement, stream)
+    target = open_target(submitted, out, limits, seed, selection)
+    print(target.work.line, file=stream, flush=True)
+    with workers_for(target, workers, scheduler, stream) as pool:
+        return grade(target, pool, stream)

@@ -20,13 +20,16 @@ def alembic_head() -> str:
     return ScriptDirectory.from_config(config).get_current_head()
 
 
-def create(db_url: str) -> None:
-    """Create an empty gradebook, stamped with its schema revision like nbgrader stamps it.
+def stamped_in_process() -> contextlib.AbstractContextManager:
+    """While in effect, a gradebook nbgrader creates is stamped with its schema revision read in this
+    process. nbgrader asks the `alembic` executable for it, a subprocess that takes about two seconds;
+    alembic's API gives the same answer in a few milliseconds."""
+    return mock.patch.object(nbgrader.api, "get_alembic_version", alembic_head)
 
-    nbgrader asks the `alembic` executable for the revision, a subprocess that takes about two
-    seconds; alembic's API gives the same answer in-process in a few milliseconds.
-    """
-    with mock.patch.object(nbgrader.api, "get_alembic_version", alembic_head), opened(db_url):
+
+def create(db_url: str) -> None:
+    """Create an empty gradebook, stamped with its schema revision like nbgrader stamps it."""
+    with stamped_in_process(), opened(db_url):
         pass
 
 

@@ -1,0 +1,134 @@
+"""What a run grades and where, checked before any work: the submissions, the output folder and what
+it holds. Light to import, so that the command checks everything, and says so, within a second."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.course.layout import COURSE_DIRECTORY, assignments
+from autograder.course.submissions import Submission, discover
+from autograder.course.version import lesson_version
+from autograder.grading import staleness
+from autograder.grading.errors import GradingError
+from autograder.grading.options import Limits
+from autograder.records.journal import Journal, Recorded
+from autograder.records.results import QuestionResult
+from autograder.records.run_file import RunFile
+
+LAYOUT = (
+    "SUBMITTED/<student>/<assignment>/<notebook>.ipynb, "
+    "e.g. SUBMITTED/alice/01_saving_inputs/01_saving_inputs.ipynb"
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The students and assignments a run grades (None: all); every other row stays as it is."""
+
+    students: frozenset[str] | None = None
+    assignments: frozenset[str] | None = None
+
+    def __call__(self, key: tuple[str, ...]) -> bool:
+        student, assignment = key[:2]
+        return (self.students is None or student in self.students) and (
+            self.assignments is None or assignment in self.assignments
+        )
+
+
+@dataclass
+class Target:
+    """A class to grade into a folder, as found before any work, and what the run will do."""
+
+    submitted: Path
+    out: Path
+    run_file: RunFile
+    submissions: list[Submission]
+    # Rows for what is handed in but cannot be graded: unknown assignments, extra notebooks.
+    ungradable: list[QuestionResult]
+    journal: Journal
+    recorded: dict[tuple[str, ...], Recorded]
+    selection: Selection
+    # assignment -> the version of its lesson now.
+    versions: dict[str, str]
+    limits: Limits
+    # The options that can change a grade, now and as the folder's last run had them.
+    options: dict
+    previous_options: dict
+    work: staleness.Plan
+
+    def sandbox_settings(self) -> dict:
+        """How workers confine notebooks: what they may use, the folders kept from them, and the name
+        the run's cgroups carry (so that a stopped run removes those its killed notebooks left)."""
+        return {
+            "memory_mb": self.limits.memory_mb,
+            "excluded": [str(COURSE_DIRECTORY), str(self.submitted), str(self.out)],
+            "trusted": self.limits.trusted,
+            "group": f"{os.getpid()}-",
+        }
+
+
+EVERYONE = Selection()
+
+
+def open_target(
+    submitted: Path, out: Path, limits: Limits, seed: int | None = None, selection: Selection = EVERYONE
+) -> Target:
+    """The class and folder, and what is stale in it; or GradingError saying what to fix. Nothing is
+    written."""
+    submitted, out = submitted.resolve(), out.resolve()
+    if not submitted.is_dir():
+        raise GradingError(f"{submitted} is not a folder of submissions")
+    if out.exists() and not out.is_dir():
+        raise GradingError(f"--out {out} is a file; name a folder for the grades")
+    try:
+        run_file = RunFile.open(out, seed)
+    except ValueError as error:  # ForeignFolderError too
+        raise GradingError(str(error)) from None
+    submissions, ungradable = discover(submitted)
+    if not submissions:
+        raise GradingError(f"no notebook of a lesson of this course in {submitted}: expected {LAYOUT}", 1)
+    journal = Journal(out / "journal.jsonl", bytes.fromhex(run_file.journal_secret))
+    recorded = journal.load()
+    _check_selection(selection, {s.student for s in submissions} | {key[0] for key in recorded})
+    versions = {a: lesson_version(a) for a in sorted({s.assignment for s in submissions})}
+    changed = sorted(a for a in versions if run_file.lessons.get(a, versions[a]) != versions[a])
+    if selection.students is not None and changed:
+        raise GradingError(
+            f"the course of {changed[0]} changed since {out} was graded: all its notebooks are graded "
+            "again, so run without --student"
+        )
+    options = {
+        "seed": run_file.seed,
+        "cell_timeout": limits.cell_timeout,
+        "notebook_timeout": limits.notebook_timeout,
+        "memory_mb": limits.memory_mb,
+        "trusted": limits.trusted,
+    }
+    work = staleness.plan(submissions, recorded, versions, options, run_file.options, selection)
+    return Target(
+        submitted,
+        out,
+        run_file,
+        submissions,
+        ungradable,
+        journal,
+        recorded,
+        selection,
+        versions,
+        limits,
+        options,
+        run_file.options,
+        work,
+    )
+
+
+def _check_selection(selection: Selection, students: set[str]) -> None:
+    unknown = sorted((selection.students or set()) - students)
+    if unknown:
+        raise GradingError(f"--student {unknown[0]}: no such student in SUBMITTED or in --out")
+    lessons = set(assignments())
+    unknown = sorted((selection.assignments or set()) - lessons)
+    if unknown:
+        raise GradingError(
+            f"--assignment {unknown[0]}: not a lesson of this course ({', '.join(sorted(lessons))})"
+        )
