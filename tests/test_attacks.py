@@ -28,6 +28,7 @@ from autograder.course.layout import STUDENT_NOTEBOOKS
 from autograder.course.nbgrader_cli import run_nbgrader
 from autograder.records.journal import Journal
 from autograder.records.results import Status, read_csv
+from autograder.records.run_file import RunFile
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
@@ -109,7 +110,8 @@ class AttackRun:
             write_submission(self.submitted, name, notebook)
         for classmate in CLASSMATES:
             write_submission(self.submitted, classmate, _notebook([RIGHT], student_secret=self.secret))
-        self.out.mkdir()
+        # The command's own folder (its run.json made first), holding a file the attacks go after.
+        RunFile.open(self.out, seed=None).save(self.out)
         self.paths.planted.write_text(self.secret)
         self.protected = {path: _digest(path) for path in self._instructor_files()}
 

@@ -45,9 +45,9 @@ MAX_NOTEBOOK_BYTES = 64 * 2**20
 class GradingCourse:
     """An nbgrader course directory in the grading run's output folder."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    def __init__(self, root: Path, source: Path = SOURCE, db_url: str | None = None) -> None:
+        self.root, self.source = root, source
+        self.db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
         put_nbgrader_tools_on_path()
 
     def prepare(self, versions: dict[str, str], registered: dict[str, str]) -> dict[str, str]:
@@ -106,7 +106,7 @@ class GradingCourse:
         when the file is not a readable notebook.
         """
         notebook = read_submission(path)
-        _restore_cell_roles(notebook, _roles(SOURCE / assignment / f"{name}.ipynb"))
+        _restore_cell_roles(notebook, _roles(self.source / assignment / f"{name}.ipynb"))
         resources = self._resources(student, assignment, name)
         try:
             for preprocessor in (
@@ -135,9 +135,9 @@ class GradingCourse:
                 _add_error(cell, str(result["status"]), result["reason"])
 
         with gradebook.opened(self.db_url) as book:
-            book.update_or_create_student(student)
-            book.update_or_create_submission(assignment, student)
+            self._open_submission(book, student, assignment)
         SaveAutoGrades().preprocess(notebook, self._resources(student, assignment, name))
+        self._grades_saved(notebook, student, assignment, name)
 
         rows = []
         earlier_trouble = ""
@@ -167,6 +167,14 @@ class GradingCourse:
         self._drop_feedback(student, assignment, name)
         return rows
 
+    def _open_submission(self, book, student: str, assignment: str) -> None:
+        """Make the student and their submission in the gradebook, as `nbgrader autograde` does."""
+        book.update_or_create_student(student)
+        book.update_or_create_submission(assignment, student)
+
+    def _grades_saved(self, notebook, student: str, assignment: str, name: str) -> None:
+        """What follows a notebook's grades into the gradebook: nothing here (see InstructorCourse)."""
+
     def _drop_feedback(self, student: str, assignment: str, name: str) -> None:
         """Feedback generated from an earlier grade of the notebook no longer stands: `nbgrader
         generate_feedback` makes it again from this one."""
@@ -177,13 +185,13 @@ class GradingCourse:
     ) -> list[QuestionResult]:
         """A missing or unreadable notebook: every question scores zero, in the gradebook too."""
         with gradebook.opened(self.db_url) as book:
-            book.update_or_create_student(student)
-            book.update_or_create_submission(assignment, student)
+            self._open_submission(book, student, assignment)
             submission = book.find_submission_notebook(name, assignment, student)
             for grade in submission.grades:
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
             book.db.commit()
+        self._grades_saved(nbformat.v4.new_notebook(), student, assignment, name)
         (self.root / "autograded" / student / assignment / f"{name}.ipynb").unlink(missing_ok=True)
         self._drop_feedback(student, assignment, name)
         return [

@@ -46,20 +46,25 @@ def _visible_children(folder: Path, directories: bool) -> list[Path]:
     )
 
 
-def expected_notebooks(assignment: str) -> list[str]:
+def expected_notebooks(assignment: str, source: Path = SOURCE) -> list[str]:
     """The notebooks of a lesson, from its source folder (empty for an unknown assignment)."""
-    folder = SOURCE / assignment
+    folder = source / assignment
     return [path.stem for path in _visible_children(folder, directories=False)] if folder.is_dir() else []
 
 
-def discover(submitted: Path) -> tuple[list[Submission], list[QuestionResult]]:
-    """The notebooks to grade, and rows for what cannot be graded: unknown assignments, extra notebooks."""
+def discover(
+    submitted: Path, source: Path = SOURCE, only: str | None = None
+) -> tuple[list[Submission], list[QuestionResult]]:
+    """The notebooks to grade, and rows for what cannot be graded: unknown assignments, extra notebooks.
+    `source` holds the lessons' sources; with `only`, the other assignments' folders are passed over."""
     submissions, rows = [], []
     for student_folder in _visible_children(submitted, directories=True):
         student = student_folder.name
         for assignment_folder in _visible_children(student_folder, directories=True):
             assignment = assignment_folder.name
-            expected = expected_notebooks(assignment)
+            if only is not None and assignment != only:
+                continue
+            expected = expected_notebooks(assignment, source)
             if not expected:
                 reason = f"{assignment} is not a lesson of this course; nothing in it was graded"
                 rows.append(

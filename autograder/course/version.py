@@ -27,17 +27,18 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def source_version(assignment: str) -> str:
+def source_version(assignment: str, source: Path = SOURCE) -> str:
     """A digest of a lesson's source folder: its notebook (text, solution, test cells, hidden tests,
     points) and any file beside it."""
     digest = hashlib.sha256()
-    folder = SOURCE / assignment
+    folder = source / assignment
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts):
         digest.update(f"{path.relative_to(folder).as_posix()}\0".encode())
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
-def lesson_version(assignment: str) -> str:
+def lesson_version(assignment: str, source: Path = SOURCE) -> str:
     """What a grade of the lesson depends on besides the notebook: its source and the grading code."""
-    return hashlib.sha256(f"{source_version(assignment)}\0{code_version()}".encode()).hexdigest()[:16]
+    versions = f"{source_version(assignment, source)}\0{code_version()}"
+    return hashlib.sha256(versions.encode()).hexdigest()[:16]

@@ -1,5 +1,7 @@
 """Grade a whole class into DIR (grades.csv, report.html and an nbgrader gradebook), here or on a Dask
-cluster. SUBMITTED has nbgrader's layout: SUBMITTED/<student>/<assignment>/<notebook>.ipynb.
+cluster. SUBMITTED has nbgrader's layout: SUBMITTED/<student>/<assignment>/<notebook>.ipynb. With
+--course COURSE_DIR ASSIGNMENT, grade an assignment of an nbgrader course directory as `nbgrader
+autograde` would, into that course (roster, timestamps, late penalties, formgrader, feedback).
 
 Run the same command again at any time: it grades again exactly what changed since (a notebook handed
 in again or no longer, a lesson's source or the grading code, an option), and nothing else."""
@@ -19,9 +21,21 @@ _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submitted", type=Path, help="folder of submissions, in nbgrader's layout")
     parser.add_argument(
-        "--out", type=Path, required=True, help="output folder; rerun to regrade what changed"
+        "target",
+        metavar="SUBMITTED|ASSIGNMENT",
+        help="folder of submissions in nbgrader's layout; with --course, the assignment to grade",
+    )
+    parser.add_argument(
+        "--course",
+        type=Path,
+        metavar="COURSE_DIR",
+        help="grade ASSIGNMENT into this nbgrader course directory",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="output folder; rerun to regrade what changed (with --course: COURSE_DIR/class_grader)",
     )
     parser.add_argument("--workers", type=int, default=default_workers(), help="parallel workers (all cores)")
     parser.add_argument(
@@ -59,6 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Every option that cannot be right, before any work: GradingError naming it."""
+    if args.out is None and args.course is None:
+        raise GradingError("say where the grades go: --out DIR (or --course COURSE_DIR ASSIGNMENT)")
     for flag, value in (
         ("--workers", args.workers),
         ("--timeout", args.timeout),
@@ -108,19 +124,19 @@ def run(args: argparse.Namespace) -> int:
         return error.status
     except (KeyboardInterrupt, StoppedError) as stop:
         number = stop.signal_number if isinstance(stop, StoppedError) else signal.SIGINT
-        print(f"stopped: {_saved(args.out)}; the same command finishes the class", file=sys.stderr)
+        print(f"stopped: {_saved(_records(args))}; the same command finishes the class", file=sys.stderr)
         return 128 + number
     except OSError as error:
         print(_system_error(error, args), file=sys.stderr)
         return 1
     except Exception:  # noqa: BLE001 - a bug of the grader's: one line here, the traceback in a file
-        print(_internal_error(args.out), file=sys.stderr)
+        print(_internal_error(_records(args)), file=sys.stderr)
         return 1
 
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grading.pool import workers_for
-    from autograder.grading.target import Selection, open_target
+    from autograder.grading.target import Selection, open_course_target, open_target
 
     limits = Limits(
         cell_timeout=args.timeout,
@@ -132,7 +148,10 @@ def _grade(args: argparse.Namespace) -> int:
         students=frozenset(args.student) if args.student else None,
         assignments=frozenset(args.assignment) if args.assignment else None,
     )
-    target = open_target(args.submitted, args.out, limits, args.seed, selection)
+    if args.course is None:
+        target = open_target(Path(args.target), args.out, limits, args.seed, selection)
+    else:
+        target = open_course_target(args.course, args.target, limits, args.out, args.seed, selection)
     print(target.work.line, file=sys.stderr, flush=True)
     # The workers start first: they import torch and warm up while this process imports nbgrader.
     with workers_for(target, args.workers, args.scheduler) as pool:
@@ -146,8 +165,13 @@ def _grade(args: argparse.Namespace) -> int:
 
         rows = grade(target, pool)
     print(summary_table(rows))
-    print(f"\nwrote {args.out / 'grades.csv'} and {args.out / 'report.html'}")
+    print(f"\nwrote {target.out / 'grades.csv'} and {target.out / 'report.html'}")
     return 0
+
+
+def _records(args: argparse.Namespace) -> Path:
+    """The folder that holds the run's journal."""
+    return args.out or args.course / "class_grader"
 
 
 def _count(number: int, noun: str) -> str:

@@ -105,7 +105,7 @@ def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
     run_file.options = target.options
     # The marker first: a run stopped at any later point leaves a folder the next run recognises.
     run_file.save(out)
-    course = GradingCourse(out)
+    course = _course(target, stream)
     run_file.lessons = course.prepare(target.versions, run_file.lessons)
     run_file.save(out)
     for student, assignment in sorted({key[:2] for key in work.forgotten}):
@@ -126,6 +126,15 @@ def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
     timing = {"notebooks": run.executed, "cell_seconds": run.cell_seconds, "wall_seconds": elapsed}
     (out / "timing.json").write_text(json.dumps(timing))
     return rows
+
+
+def _course(target: Target, stream) -> GradingCourse:
+    """Where grades go: the instructor's course directory, or the run's own folder."""
+    if target.course is None:
+        return GradingCourse(target.out)
+    from autograder.semester.course_directory import InstructorCourse
+
+    return InstructorCourse(target.course, stream)
 
 
 def grade_class(

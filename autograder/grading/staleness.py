@@ -27,8 +27,9 @@ OPTION_FLAGS = {
 
 
 def submission_digest(path: Path | None) -> str:
-    """A digest of what was handed in: the file's name (a renamed file is graded under a note) and
-    its bytes. A file that cannot be read has a digest of its own, so it is graded again once it can."""
+    """A digest of what was handed in: the file's name (a renamed file is graded under a note), its
+    bytes, and the `timestamp.txt` nbgrader's collect leaves beside it (a later one may change the late
+    penalty). A file that cannot be read has a digest of its own, so it is graded again once it can."""
     if path is None:
         return MISSING
     digest = hashlib.sha256(path.name.encode() + b"\0")
@@ -37,6 +38,9 @@ def submission_digest(path: Path | None) -> str:
             return "link:" + hashlib.sha256(str(path.readlink()).encode()).hexdigest()
         with open(path, "rb") as file:
             digest.update(hashlib.file_digest(file, "sha256").digest())
+        timestamp = path.with_name("timestamp.txt")
+        if timestamp.is_file() and not timestamp.is_symlink():
+            digest.update(b"\0" + timestamp.read_bytes()[:256])
     except OSError as error:
         return f"unreadable:{error.errno}"
     return digest.hexdigest()

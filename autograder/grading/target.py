@@ -5,7 +5,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.layout import COURSE_DIRECTORY, assignments
+from autograder.course.layout import COURSE_DIRECTORY, SOURCE, assignments
 from autograder.course.submissions import Submission, discover
 from autograder.course.version import lesson_version
 from autograder.grading import staleness
@@ -51,6 +51,8 @@ class Target:
     # assignment -> the version of its lesson now.
     versions: dict[str, str]
     limits: Limits
+    # An instructor's nbgrader course directory graded into (None: a class graded into `out` alone).
+    course: Path | None
     # The options that can change a grade, now and as the folder's last run had them.
     options: dict
     previous_options: dict
@@ -61,7 +63,8 @@ class Target:
         the run's cgroups carry (so that a stopped run removes those its killed notebooks left)."""
         return {
             "memory_mb": self.limits.memory_mb,
-            "excluded": [str(COURSE_DIRECTORY), str(self.submitted), str(self.out)],
+            "excluded": [str(COURSE_DIRECTORY), str(self.submitted), str(self.out)]
+            + ([str(self.course)] if self.course else []),
             "trusted": self.limits.trusted,
             "group": f"{os.getpid()}-",
         }
@@ -75,22 +78,67 @@ def open_target(
 ) -> Target:
     """The class and folder, and what is stale in it; or GradingError saying what to fix. Nothing is
     written."""
-    submitted, out = submitted.resolve(), out.resolve()
+    submitted = submitted.resolve()
     if not submitted.is_dir():
         raise GradingError(f"{submitted} is not a folder of submissions")
+    return _open(submitted, out.resolve(), limits, seed, selection)
+
+
+def open_course_target(
+    course: Path,
+    assignment: str,
+    limits: Limits,
+    out: Path | None = None,
+    seed: int | None = None,
+    selection: Selection = EVERYONE,
+) -> Target:
+    """ASSIGNMENT of an instructor's nbgrader course directory, as `nbgrader collect` left it (in the
+    default layout, `submitted/<student>/<assignment>/`); the run's records go to `out`, by default
+    `COURSE/class_grader`."""
+    course = course.resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        raise GradingError(
+            f"{course} is not an nbgrader course directory (it has no nbgrader_config.py); "
+            "give the folder where you run nbgrader"
+        )
+    if not (course / "source" / assignment).is_dir():
+        raise GradingError(f"{course} has no source/{assignment}: name an assignment of the course")
+    if not (course / "release" / assignment).is_dir():
+        raise GradingError(
+            f"nbgrader has not generated {assignment} in {course}: run "
+            f"`nbgrader generate_assignment {assignment}` there first"
+        )
+    out = (out or course / "class_grader").resolve()
+    return _open(course / "submitted", out, limits, seed, selection, course, assignment)
+
+
+def _open(
+    submitted: Path,
+    out: Path,
+    limits: Limits,
+    seed: int | None,
+    selection: Selection,
+    course: Path | None = None,
+    only: str | None = None,
+) -> Target:
+    source = course / "source" if course else SOURCE
     if out.exists() and not out.is_dir():
         raise GradingError(f"--out {out} is a file; name a folder for the grades")
     try:
         run_file = RunFile.open(out, seed)
     except ValueError as error:  # ForeignFolderError too
         raise GradingError(str(error)) from None
-    submissions, ungradable = discover(submitted)
+    submissions, ungradable = discover(submitted, source, only) if submitted.is_dir() else ([], [])
+    if not submissions and course:
+        raise GradingError(
+            f"no submission of {only} in {submitted}: `nbgrader collect {only}` puts them there", 1
+        )
     if not submissions:
         raise GradingError(f"no notebook of a lesson of this course in {submitted}: expected {LAYOUT}", 1)
     journal = Journal(out / "journal.jsonl", bytes.fromhex(run_file.journal_secret))
     recorded = journal.load()
     _check_selection(selection, {s.student for s in submissions} | {key[0] for key in recorded})
-    versions = {a: lesson_version(a) for a in sorted({s.assignment for s in submissions})}
+    versions = {a: lesson_version(a, source) for a in sorted({s.assignment for s in submissions})}
     changed = sorted(a for a in versions if run_file.lessons.get(a, versions[a]) != versions[a])
     if selection.students is not None and changed:
         raise GradingError(
@@ -116,6 +164,7 @@ def open_target(
         selection,
         versions,
         limits,
+        course,
         options,
         run_file.options,
         work,

@@ -1,0 +1,151 @@
+"""`python -m autograder grade --course COURSE_DIR ASSIGNMENT` inside an instructor's nbgrader course
+directory: the results are the ones `nbgrader autograde` writes there (scores, timestamps, late
+penalties, roster), so nbgrader's own export, API and feedback work on them."""
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from classroom import LESSON, answers_of, write_submission
+from grading_pipeline import submission
+
+from autograder.course.nbgrader_api import course_config
+from autograder.course.nbgrader_cli import run_nbgrader
+from autograder.course.release import add_lesson, write_config
+from autograder.records import gradebook
+
+pytestmark = pytest.mark.xdist_group("course_mode")
+DUE = "2026-11-20 12:00:00 UTC"
+# A late-penalty plugin of the course's own, as an instructor writes one in nbgrader_config.py.
+HALF_OFF = '''
+from nbgrader.plugins import LateSubmissionPlugin
+
+
+class HalfOff(LateSubmissionPlugin):
+    """Late work loses half its score."""
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        return score / 2
+
+
+c.AssignLatePenalties.plugin_class = HalfOff
+'''
+
+
+def _hand_in(course: Path, student: str, kind: str, at: str) -> None:
+    answers = {} if kind == "blank" else answers_of(kind)
+    path = write_submission(course / "submitted", student, submission(LESSON, answers))
+    (path.parent / "timestamp.txt").write_text(at)
+
+
+@pytest.fixture(scope="module")
+def semester(tmp_path_factory) -> Path:
+    """A course with a roster and a due date: alice hands in on time, bob late, carol nothing, and dave,
+    not on the roster, on time."""
+    course = tmp_path_factory.mktemp("semester") / "course"
+    write_config(course, extra=HALF_OFF)
+    add_lesson(course, LESSON)
+    with gradebook.opened(f"sqlite:///{course / 'gradebook.db'}") as book:
+        book.update_or_create_assignment(LESSON, duedate=DUE)
+        for student, first, last in (
+            ("alice", "Alice", "Ng"),
+            ("bob", "Bob", "Ode"),
+            ("carol", "Carol", "Li"),
+        ):
+            book.update_or_create_student(
+                student, first_name=first, last_name=last, email=f"{student}@uni.edu"
+            )
+    _hand_in(course, "alice", "solution", "2026-11-19 09:00:00.000000 UTC")
+    _hand_in(course, "bob", "solution", "2026-11-21 09:00:00.000000 UTC")
+    _hand_in(course, "dave", "detach_in_backward", "2026-11-20 11:00:00.000000 UTC")
+    return course
+
+
+def _copy(course: Path, to: Path) -> Path:
+    shutil.copytree(course, to)
+    return to
+
+
+def _grade_course(course: Path, *options: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "autograder", "grade", "--course", str(course), LESSON, *options]
+    return subprocess.run(command, capture_output=True, text=True, cwd=course.parent)
+
+
+def _exported(course: Path) -> list[dict[str, str]]:
+    """`nbgrader export`'s rows, less what differs between any two runs (the export's own time)."""
+    run_nbgrader("export", "--to", "export.csv", course=course)
+    with open(course / "export.csv", newline="") as exported:
+        rows = list(csv.DictReader(exported))
+    return sorted(
+        ({k: v for k, v in row.items() if k != "timestamp"} | {"t": row["timestamp"]} for row in rows),
+        key=lambda r: r["student_id"],
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(semester, tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """The semester graded by nbgrader autograde, and by the class grader."""
+    root = tmp_path_factory.mktemp("graded")
+    by_nbgrader = _copy(semester, root / "nbgrader")
+    run_nbgrader("autograde", LESSON, course=by_nbgrader)
+    ours = _copy(semester, root / "ours")
+    result = _grade_course(ours, "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    return by_nbgrader, ours, result
+
+
+def test_export_gives_the_rows_of_nbgrader_autograde_late_penalty_and_absent_student_included(graded):
+    by_nbgrader, ours, _ = graded
+    rows = _exported(ours)
+    assert rows == _exported(by_nbgrader)
+    scores = {row["student_id"]: (float(row["score"]), float(row["late_submission_penalty"])) for row in rows}
+    # nbgrader's export counts the penalty in the score: bob's 4 points, halved for being late.
+    assert scores == {"alice": (4.0, 0.0), "bob": (2.0, 2.0), "carol": (0.0, 0.0), "dave": (2.0, 0.0)}
+
+
+def test_a_student_not_on_the_roster_is_added_and_the_instructor_told(graded):
+    _, _, result = graded
+    assert "not on the course's roster, so added to it as nbgrader autograde does: dave" in result.stderr
+
+
+def test_nbgrader_lists_the_submissions_as_autograded_and_makes_their_feedback(graded, tmp_path):
+    _, ours, _ = graded
+    course = _copy(ours, tmp_path / "course")
+    from nbgrader.apps import NbGraderAPI
+
+    api = NbGraderAPI(config=course_config(course))
+    submissions = {s["student"]: s for s in api.get_submissions(LESSON)}
+    assert {student for student, s in submissions.items() if s["autograded"]} == {"alice", "bob", "dave"}
+    assert submissions["bob"]["score"] == 4.0
+    for student in ("alice", "bob", "dave"):
+        assert (course / "autograded" / student / LESSON / "timestamp.txt").is_file()
+    run_nbgrader("generate_feedback", LESSON, course=course)
+    assert sorted(p.parent.parent.name for p in course.glob(f"feedback/*/{LESSON}/*.html")) == [
+        "alice",
+        "bob",
+        "dave",
+    ]
+
+
+def test_a_newer_timestamp_is_regraded_with_its_penalty(graded, tmp_path):
+    _, ours, _ = graded
+    course = _copy(ours, tmp_path / "course")
+    (course / "submitted" / "alice" / LESSON / "timestamp.txt").write_text("2026-11-22 09:00:00.000000 UTC")
+    result = _grade_course(course, "--workers", "1")
+    assert result.stderr.splitlines()[0] == "regrading 1 resubmitted notebook; 2 unchanged"
+    alice = next(row for row in _exported(course) if row["student_id"] == "alice")
+    assert float(alice["late_submission_penalty"]) == 2.0
+
+
+def test_a_folder_that_is_not_a_course_and_an_assignment_not_generated_get_one_line(semester, tmp_path):
+    result = _grade_course(tmp_path)
+    assert (result.returncode, result.stderr.count("\n")) == (2, 1)
+    assert "is not an nbgrader course directory (it has no nbgrader_config.py)" in result.stderr
+    course = _copy(semester, tmp_path / "course")
+    shutil.rmtree(course / "release")
+    result = _grade_course(course)
+    assert (result.returncode, result.stderr.count("\n")) == (2, 1)
+    assert f"run `nbgrader generate_assignment {LESSON}` there first" in result.stderr
