@@ -149,3 +149,39 @@ def test_a_folder_that_is_not_a_course_and_an_assignment_not_generated_get_one_l
     result = _grade_course(course)
     assert (result.returncode, result.stderr.count("\n")) == (2, 1)
     assert f"run `nbgrader generate_assignment {LESSON}` there first" in result.stderr
+
+
+def test_formgrader_in_a_browser_shows_the_grades_and_takes_a_manual_grade(graded, tmp_path):
+    """The instructor reviews the class grader's results in formgrader and adds extra credit by hand."""
+    from jupyterlab_server import chromium, jupyterlab
+
+    _, ours, _ = graded
+    course = _copy(ours, tmp_path / "course")
+    db_url = f"sqlite:///{course / 'gradebook.db'}"
+    with gradebook.opened(db_url) as book:
+        alice = book.find_submission_notebook(LESSON, LESSON, "alice").id
+    (tmp_path / "lab").mkdir()
+    with jupyterlab(course, tmp_path / "lab") as lab, chromium() as browser:
+        page = browser.new_page()
+        # Logging in through JupyterLab's page gives the browser the cookie formgrader's API asks for.
+        page.goto(f"{lab.url}/lab?token={lab.token}")
+        page.get_by_text("Launcher").first.wait_for(timeout=60_000)
+        page.goto(f"{lab.url}/formgrader/gradebook/{LESSON}/{LESSON}")
+        names = page.locator("table tbody a.name-shown")
+        names.nth(2).wait_for(state="attached", timeout=60_000)
+        rows = page.locator("table tbody tr").evaluate_all(
+            "rows => rows.map(row => [...row.cells].map(cell => cell.textContent.trim()))"
+        )
+        shown = {name.split("#", 1)[1].lstrip("0123456789"): score for _, name, score, *_ in rows}
+        # Formgrader shows the score before the late penalty, as it does after nbgrader autograde.
+        assert shown == {"Ode, Bob": "4 / 4", "Ng, Alice": "4 / 4", "dave": "2 / 4"}
+
+        page.goto(f"{lab.url}/formgrader/submissions/{alice}")
+        extra = page.locator("#square_second_derivative_extra_credit")
+        extra.fill("1")
+        extra.press("Tab")
+        page.get_by_text("saved", exact=False).first.wait_for(timeout=30_000)
+    with gradebook.opened(db_url) as book:
+        grades = {g.name: g for g in book.find_submission_notebook(LESSON, LESSON, "alice").grades}
+        assert grades["square_second_derivative"].extra_credit == 1
+        assert book.find_submission_notebook(LESSON, LESSON, "alice").score == 5
