@@ -39,6 +39,8 @@ def _hand_in(course: Path, student: str, kind: str, at: str) -> None:
     answers = {} if kind == "blank" else answers_of(kind)
     path = write_submission(course / "submitted", student, submission(LESSON, answers))
     (path.parent / "timestamp.txt").write_text(at)
+    # What nbgrader's exchange leaves beside a submission, which release_feedback reads back.
+    (path.parent / "submission_secret.txt").write_text(f"secret-of-{student}")
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +125,15 @@ def test_nbgrader_lists_the_submissions_as_autograded_and_makes_their_feedback(g
     for student in ("alice", "bob", "dave"):
         assert (course / "autograded" / student / LESSON / "timestamp.txt").is_file()
     run_nbgrader("generate_feedback", LESSON, course=course)
-    assert sorted(p.parent.parent.name for p in course.glob(f"feedback/*/{LESSON}/*.html")) == [
-        "alice",
-        "bob",
-        "dave",
-    ]
+    pages = sorted(path.parent.parent.name for path in course.glob(f"feedback/*/{LESSON}/*.html"))
+    assert pages == ["alice", "bob", "dave"]
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)  # nbgrader's exchange is writable by everyone
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    run_nbgrader("release_feedback", LESSON, course=course)
+    assert len(list(exchange.glob("gradgrad/feedback/*.html"))) == 3
 
 
 def test_a_newer_timestamp_is_regraded_with_its_penalty(graded, tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties
+from nbgrader.utils import find_all_files
 
 from autograder.course.nbgrader_api import course_config
 from autograder.course.notebooks import GradingCourse
@@ -68,12 +69,24 @@ class InstructorCourse(GradingCourse):
             book.update_or_create_submission(assignment, student)
 
     def _grades_saved(self, notebook, student: str, assignment: str, name: str) -> None:
-        """The course's late penalty, and the timestamp beside the graded notebook."""
+        """The course's late penalty, and the submission's other files beside the graded notebook."""
         penalties = AssignLatePenalties(config=self.config)
         penalties.log.setLevel("ERROR")
         penalties.preprocess(notebook, self._resources(student, assignment, name))
-        stamp = self.submitted / student / assignment / "timestamp.txt"
-        if stamp.is_file():
-            folder = self.root / "autograded" / student / assignment
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.copy(stamp, folder / "timestamp.txt")
+        self._copy_files(student, assignment)
+
+    def _copy_files(self, student: str, assignment: str) -> None:
+        """What `nbgrader autograde` copies into autograded/: the submission's files that are not
+        notebooks (`timestamp.txt`, the exchange's `submission_secret.txt` that release_feedback reads),
+        then the source's, over them. A link is not followed: it is not a file the student handed in."""
+        folder = self.root / "autograded" / student / assignment
+        ignored = [*CourseDirectory(config=self.config).ignore, "*.ipynb"]
+        for origin in (self.submitted / student / assignment, self.source / assignment):
+            for found in find_all_files(str(origin), ignored):
+                path = Path(found)
+                if path.is_symlink() or not path.is_file():
+                    continue
+                target = folder / path.relative_to(origin)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.unlink(missing_ok=True)
+                shutil.copy(path, target)
