@@ -41,6 +41,7 @@ MOODLE_ITEM = "Assignment: Saving inputs"
 CONFIG = f"""
 c.CanvasExporter.assignment_columns = {{{LESSON!r}: {CANVAS_COLUMN!r}}}
 c.CanvasExporter.section = {SECTION!r}
+c.CanvasExporter.sis_login_id = 'id'
 c.MoodleExporter.grade_items = {{{LESSON!r}: {MOODLE_ITEM!r}}}
 """
 

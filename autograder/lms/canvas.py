@@ -44,11 +44,11 @@ class CanvasExporter(LmsExporter):
     ).tag(config=True)
 
     sis_login_id = Enum(
-        ["id", "email", "none"],
-        default_value="id",
-        help="Which roster field is the student's SIS Login ID in Canvas, the login Canvas falls back on "
-        "for a student without an lms_user_id: nbgrader's student id (a JupyterHub login is usually the "
-        "university's), their email, or none.",
+        ["none", "id", "email"],
+        default_value="none",
+        help="Which roster field, if any, is the student's SIS Login ID in Canvas, which Canvas falls back "
+        "on for a student without an lms_user_id: 'id' where nbgrader's student ids are the university's "
+        "logins, 'email' where Canvas logs students in by email.",
     ).tag(config=True)
 
     def rows(self, grades: ClassGrades) -> list[list[str]]:
@@ -65,7 +65,7 @@ class CanvasExporter(LmsExporter):
 
     def _student(self, student: StudentGrades) -> list[str]:
         """The student columns: a name as Canvas sorts it, the Canvas id, no SIS User ID (nbgrader keeps
-        none), the SIS Login ID chosen, the section."""
+        none), the SIS Login ID if one is configured, the section."""
         login = {"id": student.id, "email": student.email, "none": ""}[self.sis_login_id]
         return [_sortable_name(student), student.lms_user_id, "", login, self.section]
 
