@@ -233,3 +233,140 @@ def test_export_keeps_to_the_students_named(course, tmp_path):
     assert result.returncode == 0, result.stderr
     _, _, students = _read_as_canvas(tmp_path / "canvas.csv")
     assert [(row["SIS Login ID"], float(row[CANVAS_COLUMN])) for row in students] == [("ada", FULL_MARKS)]
+
+
+# --- The roster from the LMS -------------------------------------------------------------------------
+
+# Canvas's gradebook export: a byte-order mark, the Points Possible row, Canvas's read-only totals, and
+# the Student View account; Canvas and its export know no email.
+CANVAS_EXPORT = (
+    "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Saving inputs (4821),Current Score,Final Score\n"
+    "    Points Possible,,,,,4.00,(read only),(read only)\n"
+    '"Lovelace, Ada",101,S-1,ada,Double backward 101,,,\n'
+    '"de Pascal, Blaise",102,S-2,blaise,Double backward 101,3.00,75.00,75.00\n'
+    '"Student, Test",999,,,Double backward 101,,,\n'
+)
+# Moodle's grade export as a plain text file.
+MOODLE_EXPORT = (
+    '"First name","Last name","ID number",Institution,Department,"Email address",'
+    '"Assignment: Saving inputs (Real)","Last downloaded from this course"\n'
+    "Ada,Lovelace,S-1,,,Ada.L@uni.example,-,1767225600\n"
+    'Blaise,"de Pascal",S-2,,,bp@uni.example,3.00,1767225600\n'
+)
+
+
+def _roster_command(lms: str, export: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    """`python -m autograder roster LMS EXPORT --out OUT` as an instructor types it."""
+    command = [sys.executable, "-m", "autograder", "roster", lms, str(export), "--out", str(out), *options]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def empty_course(tmp_path) -> Path:
+    """A course directory with the lesson and no student yet."""
+    course = tmp_path / "course"
+    write_config(course)
+    add_lesson(course, LESSON)
+    return course
+
+
+def _import_roster(lms: str, export_text: str, course: Path, *options: str) -> dict[str, dict[str, str]]:
+    """Run the roster command on the LMS's export, then `nbgrader db student import` on what it wrote;
+    the roster nbgrader then holds, by student id."""
+    export, roster = course / f"{lms}_export.csv", course / "students.csv"
+    export.write_text(export_text, encoding="utf-8")
+    result = _roster_command(lms, export, roster, *options)
+    assert result.returncode == 0, result.stderr
+    run_nbgrader("db", "student", "import", str(roster), course=course)
+    with opened(_db_url(course)) as gradebook:
+        return {s.id: {k: v for k, v in s.to_dict().items() if "score" not in k} for s in gradebook.students}
+
+
+def test_canvas_roster_becomes_nbgraders_and_its_grades_go_back_to_the_same_canvas_ids(empty_course):
+    roster = _import_roster("canvas", CANVAS_EXPORT, empty_course)
+    assert roster == {
+        "101": {
+            "id": "101",
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "email": None,
+            "lms_user_id": "101",
+        },
+        "102": {
+            "id": "102",
+            "first_name": "Blaise",
+            "last_name": "de Pascal",
+            "email": None,
+            "lms_user_id": "102",
+        },
+    }
+    canvas = empty_course / "canvas.csv"
+    assert _export(empty_course, "CanvasExporter", canvas).returncode == 0
+    _, _, students = _read_as_canvas(canvas)
+    assert {row["ID"]: (row["Student"], float(row[LESSON])) for row in students} == {
+        "101": ("Lovelace, Ada", 0.0),
+        "102": ("de Pascal, Blaise", 0.0),
+    }
+
+
+def test_canvas_roster_takes_student_ids_from_the_column_named(empty_course):
+    roster = _import_roster("canvas", CANVAS_EXPORT, empty_course, "--id-column", "SIS Login ID")
+    assert {student: fields["lms_user_id"] for student, fields in roster.items()} == {
+        "ada": "101",
+        "blaise": "102",
+    }
+
+
+def test_moodle_roster_becomes_nbgraders_and_its_grades_go_back_to_the_same_moodle_users(empty_course):
+    roster = _import_roster("moodle", MOODLE_EXPORT, empty_course)
+    assert roster == {
+        "Ada.L@uni.example": {
+            "id": "Ada.L@uni.example",
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "email": "Ada.L@uni.example",
+            "lms_user_id": "S-1",
+        },
+        "bp@uni.example": {
+            "id": "bp@uni.example",
+            "first_name": "Blaise",
+            "last_name": "de Pascal",
+            "email": "bp@uni.example",
+            "lms_user_id": "S-2",
+        },
+    }
+    moodle = empty_course / "moodle.csv"
+    assert _export(empty_course, "MoodleExporter", moodle).returncode == 0
+    field, graded = _read_as_moodle(moodle)
+    assert (field, graded) == (
+        "useremail",
+        {"Ada.L@uni.example": {LESSON: "0"}, "bp@uni.example": {LESSON: "0"}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("export", "options", "says"),
+    [
+        (CANVAS_EXPORT, ("--id-column", "Login"), "has no column 'Login' to take student ids from"),
+        (
+            CANVAS_EXPORT.replace(",S-2,blaise,", ",S-2,,"),
+            ("--id-column", "SIS Login ID"),
+            "no 'SIS Login ID' for de Pascal, Blaise",
+        ),
+        (
+            CANVAS_EXPORT.replace(",S-2,", ",S-1,"),
+            ("--id-column", "SIS User ID"),
+            "several students the same 'SIS User ID': S-1",
+        ),
+    ],
+    ids=["no such column", "a blank id", "a shared id"],
+)
+def test_roster_command_refuses_an_export_without_one_id_per_student_in_one_line(
+    tmp_path, export, options, says
+):
+    (tmp_path / "export.csv").write_text(export, encoding="utf-8")
+    result = _roster_command("canvas", tmp_path / "export.csv", tmp_path / "students.csv", *options)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert says in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "students.csv").exists()
