@@ -148,7 +148,8 @@ def test_canvas_student_columns_name_and_identify_each_student(canvas):
 
 
 # --- Moodle ------------------------------------------------------------------------------------------
-# The rules of Moodle's CSV grade import, grade/import/csv/classes/load_data.php and its mapping form.
+# The rules of Moodle's grade import, grade/import/csv/classes/load_data.php, and of the mapping form of
+# its paste-from-spreadsheet import (direct/classes/mapping_form.php), which preselects what it can.
 
 # Moodle's user fields a column can identify users by, under the names its mapping form matches.
 MOODLE_USER_FIELDS = {"Username": "username", "ID number": "useridnumber", "Email address": "useremail"}
@@ -157,9 +158,11 @@ MOODLE_USER_FIELDS = {"Username": "username", "ID number": "useridnumber", "Emai
 def _read_as_moodle(path: Path) -> tuple[str, dict[str, dict[str, str]]]:
     """(the user field Moodle preselects, each row's grades by grade item, keyed by that identifier), as
     Moodle's import reads the file: the first row names the columns, the identifier is the column named
-    like a user field, and a column `<item> (Real)` is preselected for the grade item `<item>`."""
+    like a user field (and first, where the CSV form starts), and a column `<item> (Real)` is
+    preselected for the grade item `<item>`."""
     header, *rows = _rows(path)
     (identifier,) = [column for column in header if column in MOODLE_USER_FIELDS]
+    assert header[0] == identifier
     items = {column: column.removesuffix(" (Real)") for column in header if column.endswith(" (Real)")}
     graded = {}
     for row in rows:

@@ -5,6 +5,8 @@
 
 `canvas` writes what Canvas's gradebook import takes, `moodle` what Moodle's "Import grades from CSV"
 takes. What the LMS needs and nbgrader does not keep is set in nbgrader_config.py (each module says what).
+The other way, `roster` turns an LMS's roster export into the CSV `nbgrader db student import` takes
+(`python -m autograder roster`).
 """
 
 from autograder.lms.canvas import CanvasExporter

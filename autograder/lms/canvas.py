@@ -1,17 +1,18 @@
 """Grades for Canvas's gradebook import (Grades, Import), laid out as Canvas's own gradebook export.
 
-Each rule below is Canvas's importer's (canvas-lms, app/models/gradebook_importer.rb):
+Each rule below is Canvas's importer's (canvas-lms, app/models/gradebook_importer.rb), or where said so
+its exporter's (GradebookExporter), whose file Canvas's import is made to read back:
 
 - The header starts `Student`, `ID`, then optionally `SIS User ID` and `SIS Login ID`, and `Section`:
   the columns up to `Section` describe the student, every later column is an assignment.
 - An assignment column titled `Name (123)` is Canvas's assignment 123; any other title is matched to an
   assignment of exactly that name, or else imported as a new assignment.
 - A row whose first field holds `Points Possible` gives each assignment's points; a new assignment takes
-  them. Canvas's export writes that row second, its label indented by four spaces, and so does this one.
+  them. The exporter writes that row second, its label indented by four spaces, and so does this one.
 - Each student is found by `ID` (the Canvas user id, nbgrader's `lms_user_id`), else by `SIS User ID`,
   else by `SIS Login ID`, else by `Student`, as their name or as "Last, First".
-- A blank grade leaves Canvas's grade as it was: a student who handed nothing in gets 0 (see
-  `grades.read_grades`).
+- A blank grade is no grade (and clears one Canvas had), not 0: a student who handed nothing in gets 0
+  (see `grades.read_grades`).
 """
 
 from traitlets import Dict, Enum, Unicode
@@ -71,6 +72,6 @@ class CanvasExporter(LmsExporter):
 
 
 def _sortable_name(student: StudentGrades) -> str:
-    """ "Last, First", as Canvas's export writes names (and its import matches them); the nbgrader id for
-    a student with no name on the roster."""
+    """The name as "Last, First", as Canvas's export writes names (and its import matches them); the
+    nbgrader id for a student with no name on the roster."""
     return ", ".join(part for part in (student.last_name, student.first_name) if part) or student.id

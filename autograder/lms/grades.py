@@ -44,7 +44,7 @@ class ClassGrades:
     students: list[StudentGrades]
 
 
-def final_score(submission) -> float:
+def _final_score(submission) -> float:
     """nbgrader's grade for a submission, by the rule of its own `nbgrader export` (CsvExportPlugin):
     the score less the late penalty, never below 0."""
     return max(0.0, submission.score - submission.late_submission_penalty)
@@ -56,9 +56,8 @@ def read_grades(
     """The grades of every roster student on every assignment, or only of those named (as `nbgrader
     export --student` and `--assignment` name them).
 
-    A student who handed nothing in scores 0, as in `nbgrader export`. An LMS reads a blank as "no
-    grade" (Canvas keeps the grade it had, Moodle records none), which would not count against the
-    student's total."""
+    A student who handed nothing in scores 0, as in `nbgrader export`: Canvas and Moodle read a blank
+    as "no grade", not as 0."""
     wanted_students, wanted_assignments = set(map(str, students)), set(map(str, assignments))
     chosen = [a for a in gradebook.assignments if not wanted_assignments or a.name in wanted_assignments]
     scores = {a.name: _scores_of(gradebook, a.name) for a in chosen}
@@ -81,7 +80,7 @@ def read_grades(
 
 def _scores_of(gradebook: Gradebook, assignment: str) -> dict[str, float]:
     """Each submitting student's final score on `assignment`, in one query."""
-    return {s.student_id: final_score(s) for s in gradebook.assignment_submissions(assignment)}
+    return {s.student_id: _final_score(s) for s in gradebook.assignment_submissions(assignment)}
 
 
 def number(value: float) -> str:

@@ -1,16 +1,17 @@
-"""Grades for Moodle's "Import grades from CSV" (Grades, Import, CSV file).
+"""Grades for Moodle's grade import: "CSV file", or "Paste from spreadsheet" (Grades, Import).
 
-Each rule below is Moodle's importer's (moodle, grade/import/csv/classes/load_data.php and the mapping
-form beside it) or its documentation's (docs.moodle.org, "Grade import"):
+Each rule below is Moodle's importer's (moodle, grade/import: csv/classes/load_data.php, which both
+imports run, grade_import_form.php and direct/classes/mapping_form.php) or its documentation's
+(docs.moodle.org, "Grade import"):
 
 - The first row names the columns; every later row is one user.
 - The instructor maps one column to a user field ("Map from", "Map to": user id, username, ID number or
-  email address). The form preselects the first column named like one of those fields, so the
-  identifier's column carries Moodle's own name for it (`Email address`, `ID number`, `Username`).
-  Moodle's documentation warns that emails are matched case-sensitively: they are written as the roster
-  has them.
-- Every other column is mapped to a grade item or ignored; a column named `<grade item> (Real)`, as
-  Moodle's grade export names it, is preselected for that item.
+  email address). The CSV form starts "Map from" on the first column, so the identifier comes first; the
+  paste form preselects a column named like a field, so it carries Moodle's name for its field
+  (`Email address`, `ID number`, `Username`). Moodle's documentation warns that emails are matched
+  case-sensitively: they are written as the roster has them.
+- Every other column is mapped to a grade item or ignored. Columns are named `<grade item> (Real)`, as
+  Moodle's grade export names them, which the paste form preselects for that item.
 - A user the identifier does not find stops the whole import; a row whose identifier is blank is
   credited to the user of the row before it. So a roster student without one stops the export instead.
 - A blank or `-` grade means "no grade", not 0: a student who handed nothing in gets 0 (see
