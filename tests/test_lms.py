@@ -17,6 +17,9 @@ from autograder.course.release import add_lesson, write_config
 from autograder.lms.grades import read_grades
 from autograder.records.gradebook import opened
 
+# One xdist worker runs them all, so that the graded course directory is made once.
+pytestmark = pytest.mark.xdist_group("lms")
+
 LESSON = "01_saving_inputs"
 # square_forward 1, square_first_derivative 1, square_second_derivative 2.
 FULL_MARKS = 4.0
