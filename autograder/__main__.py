@@ -16,6 +16,7 @@ sys.modules.setdefault("rfc3987_syntax", None)
 COMMANDS = {
     "release": ("autograder.course.release_command", "regenerate the student notebooks in course/"),
     "grade": ("autograder.grading.grade_command", "grade a class: SUBMITTED/<student>/<assignment>/*.ipynb"),
+    "roster": ("autograder.lms.roster_command", "turn an LMS's roster export into nbgrader's student CSV"),
 }
 
 
