@@ -59,12 +59,19 @@ from autograder import draw_graph
 
 x = torch.rand(3, dtype=torch.float64, requires_grad=True)
 torch.autograd.gradgradcheck(lambda t: (t ** 3).sin(), (x,))
-torch.func.grad(torch.sin)(x[0])
-torch.func.jvp(torch.sin, (x,), (x,))
 plt.plot([0, 1], [1, 0])
 plt.show()
 (grad_x,) = torch.autograd.grad((x ** 2).sum(), x, create_graph=True)
 draw_graph(grad_x=grad_x, x=x)
+"""
+# torch.func's first use costs seconds, and only the later lessons use it: the template pays it while
+# its first notebook is graded, so the first notebook starts sooner and every later one forks warm.
+_LATER_WARM_UP_CELL = """
+import torch
+
+x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+torch.func.grad(torch.sin)(x[0])
+torch.func.jvp(torch.sin, (x,), (x,))
 """
 
 
@@ -74,9 +81,7 @@ def warm_up() -> executor.ExecutorShell:
     # Importing the checks started a checker of its own; the class grader judges test cells itself.
     autograder.checks._checker.stop()
     shell = executor.create_shell()
-    executor.run_cell(shell, _WARM_UP_CELL)
-    shell.reset(new_session=True)
-    shell.execution_count = 1
+    _run_and_forget(shell, _WARM_UP_CELL)
 
     # The judge's and the probe's first checks, on the worker's own functions, never a student's.
     def sine(x):
@@ -89,6 +94,19 @@ def warm_up() -> executor.ExecutorShell:
     # child copies (and is charged for) fewer of the worker's pages.
     gc.freeze()
     return shell
+
+
+def _run_and_forget(shell: executor.ExecutorShell, cell: str) -> None:
+    """Run a warm-up cell and leave the shell as new: a notebook starts at its first cell."""
+    executor.run_cell(shell, cell)
+    shell.reset(new_session=True)
+    shell.execution_count = 1
+
+
+def warm_up_later(shell: executor.ExecutorShell) -> None:
+    """The warm-ups only some lessons need, paid once in the template while a child grades."""
+    _run_and_forget(shell, _LATER_WARM_UP_CELL)
+    gc.freeze()
 
 
 def _sizes() -> tuple[int, int]:
@@ -372,6 +390,7 @@ def main() -> None:
     requests, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     _silence_stdio()
     shell = warm_up()
+    later = True
     # The template never reads a job: each notebook is graded by a child of its own, so no later
     # notebook's executor is forked from memory that held another student's cells or a test's source.
     while True:
@@ -382,6 +401,9 @@ def main() -> None:
                 code = _grade_one(shell, settings, requests, replies)
             finally:
                 os._exit(code)
+        if later:
+            warm_up_later(shell)
+            later = False
         _, status = os.waitpid(child, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             # End of jobs, or a grading child that failed: the pool restarts a worker that stopped.
