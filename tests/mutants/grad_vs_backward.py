@@ -53,8 +53,10 @@ MUTANTS = [
         ("return first, second", "return first.item(), second.item()"),
         says="instead of a tensor",
     ),
+    # The visible test uses the lesson's network; the hidden ones draw random weights.
     _derivatives(
         "derivatives_hard_code_the_lesson_numbers",
+        says="that `random_net` builds",
         answer='''def derivatives_at(net, x):
     """The numbers of the lesson's network, whatever the network."""
     return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)''',
@@ -109,6 +111,7 @@ MUTANTS = [
 ]
 
 INSTRUCTIONS = {
+    "compute everything from the arguments": "derivatives_hard_code_the_lesson_numbers",
     "return `f = dy/dl` as a tensor": "hidden_returns_item",
     "autograd can differentiate again": "hidden_forgets_create_graph",
     "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
