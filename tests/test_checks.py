@@ -210,6 +210,32 @@ def sinh_no_extras(x):
     return SinhNoExtras.apply(x)[0]
 
 
+class SinhFlipsTheSignOfExpNegX(Sinh):
+    """backward adds grad_expnegx * exp(-x), forgetting the minus of d exp(-x)/dx."""
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_expx, grad_expnegx):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2 + grad_expx * expx + grad_expnegx * expnegx
+
+
+def sinh_flipping_a_sign(x):
+    return SinhFlipsTheSignOfExpNegX.apply(x)[0]
+
+
+class SinhDropsGradExpNegX(Sinh):
+    """backward adds the term of grad_expx but leaves out that of grad_expnegx."""
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_expx, grad_expnegx):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2 + grad_expx * expx
+
+
+def sinh_dropping_a_term(x):
+    return SinhDropsGradExpNegX.apply(x)[0]
+
+
 class SinhMarksExtrasNonDifferentiable(Sinh):
     """forward marks exp(x) and exp(-x) non-differentiable: no gradient reaches them, though they carry x."""
 
@@ -266,6 +292,30 @@ class ScaledCubeWrongGradX(ScaledCube):
     def backward(ctx, grad):
         grad_out, x = ctx.saved_tensors
         return grad * 3 * x**2, grad * grad_out * 3 * x
+
+
+class ScaledCubeForgetsGradOut(ScaledCube):
+    """forward saves x alone, so the gradient for x lacks its factor grad_out."""
+
+    @staticmethod
+    def forward(ctx, grad_out, x):
+        ctx.save_for_backward(x)
+        return grad_out * 3 * x**2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x**2, grad * 6 * x
+
+
+class ScaledCubeNumpyInBackward(ScaledCube):
+    """The gradient for grad_out computed in NumPy: right values, recorded by nothing."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        grad_grad_out = torch.from_numpy((grad * 3 * x**2).detach().numpy())
+        return grad_grad_out, grad * grad_out * 6 * x
 
 
 class ScaledCubeSwapped(ScaledCube):
@@ -821,6 +871,81 @@ def test_extra_outputs_marked_non_differentiable_are_named(check, function, refe
     message = failure(check, function, reference)
     assert "Likely cause: forward marks its extra outputs non-differentiable" in message
     assert "cut off" not in message
+
+
+@pytest.mark.parametrize(
+    ("function", "reference", "check", "fault"),
+    [
+        pytest.param(
+            SinhFlipsTheSignOfExpNegX.apply,
+            sinh_and_exps,
+            check_first_derivative,
+            "has the wrong sign",
+            id="sign_first_derivative",
+        ),
+        pytest.param(
+            sinh_flipping_a_sign,
+            sinh,
+            check_second_derivative,
+            "has the wrong sign",
+            id="sign_behind_a_wrapper",
+        ),
+        pytest.param(
+            SinhDropsGradExpNegX.apply,
+            sinh_and_exps,
+            check_first_derivative,
+            "is left out",
+            id="left_out_first_derivative",
+        ),
+        pytest.param(
+            sinh_dropping_a_term, sinh, check_second_derivative, "is left out", id="left_out_behind_a_wrapper"
+        ),
+    ],
+)
+def test_one_wrong_extra_output_term_is_named_by_backwards_argument(function, reference, check, fault):
+    message = failure(check, function, reference)
+    assert f".backward, the term of grad_expnegx, the gradient of output 2, {fault}." in message
+    assert "not built from torch operations" not in message
+
+
+def test_right_extra_output_terms_are_not_blamed_for_another_mistake():
+    """Every term checks out against finite differences, so the message falls back to the formula."""
+    message = failure(check_second_derivative, cube_through(ScaledCubeWrongGradX), lambda x: x**3)
+    assert "the term of" not in message
+    assert "Likely cause: backward's values are right but their derivative is not" in message
+    assert "not built from torch operations" not in message
+
+
+@pytest.mark.parametrize(
+    ("function", "reference", "check", "wrong"),
+    [
+        pytest.param(
+            ScaledCubeForgetsGradOut.apply,
+            scaled_cube,
+            check_first_derivative,
+            "First",
+            id="first_derivative",
+        ),
+        pytest.param(
+            cube_through(ScaledCubeForgetsGradOut),
+            lambda x: x**3,
+            check_second_derivative,
+            "Second",
+            id="through_cube",
+        ),
+    ],
+)
+def test_gradient_missing_a_factor_names_the_factor(function, reference, check, wrong):
+    message = failure(check, function, reference)
+    assert message.startswith(f"{wrong} derivative with respect to x is wrong")
+    assert "Likely cause: this derivative is missing the factor grad_out: multiplied by grad_out" in message
+
+
+def test_untracked_term_of_a_double_backward_is_named_where_its_code_tells():
+    check_first_derivative(ScaledCubeNumpyInBackward.apply, scaled_cube)
+    message = failure(check_second_derivative, ScaledCubeNumpyInBackward.apply, scaled_cube)
+    assert message.startswith("Second derivative with respect to x is wrong")
+    assert "Likely cause: backward computes with NumPy" in message
 
 
 def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_references_parameter():

@@ -204,6 +204,10 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, 
         hint := hints.swapped_gradients(all_grads[1], all_grads[0], names)
     ):
         return hint
+    if isinstance(got, torch.Tensor) and (
+        hint := hints.missing_factor(want, got, dict(zip(names, keep["inputs"], strict=True)))
+    ):
+        return hint
     if len(outputs) > 1 and record.get("extras_hint"):
         return _text(record["extras_hint"])
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
@@ -300,9 +304,15 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                     "second Function, that Function's backward must return a gradient for the incoming "
                     "gradient it was given too, not None or zero."
                 )
-            hint = extras_hint or (
-                "Likely cause: backward's result is not built from torch operations on the saved "
-                "tensors and grad_out, or its formula is wrong."
+            hint = (
+                extras_hint
+                or hints.missing_factor(w, g, dict(zip(labels, variables, strict=True)))
+                or record.get("untracked_hint")
+                or (
+                    "Likely cause: backward's values are right but their derivative is not: a term that "
+                    "vanishes at first order (an extra output's gradient), or the backward of a Function "
+                    "that backward calls, is wrong."
+                )
             )
             raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating grad "

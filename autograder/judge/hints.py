@@ -43,3 +43,22 @@ def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names
         f"weighted by {names[0]}. If backward calls another Function, pass it its arguments in the order "
         "its forward takes them."
     )
+
+
+def missing_factor(expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor]) -> str | None:
+    """A hint when a derivative is the right one divided by one of the named tensors: a factor left out
+    of its formula, typically one that forward did not save (`6 * x` for `6 * grad_out * x`)."""
+    for name, factor in factors.items():
+        if factor.shape != got.shape or got.shape != expected.shape:
+            continue
+        # A factor near 1 (or 0) changes too little (or everything): it tells nothing.
+        magnitude = factor.detach().abs()
+        if bool(((magnitude - 1).abs() < 1e-3).any()) or bool((magnitude < 1e-3).any()):
+            continue
+        if torch.allclose((got * factor).detach(), expected.detach(), rtol=1e-6, atol=1e-9):
+            return (
+                f"Likely cause: this derivative is missing the factor {name}: multiplied by {name}, it "
+                "would be right. A tensor that backward needs must be saved by forward "
+                "(ctx.save_for_backward)."
+            )
+    return None

@@ -6,12 +6,15 @@ A failed comparison says *what* is wrong; these say *why*, by looking at what a 
 only ever add text to a verdict the judge reached on its own.
 """
 
+import inspect
 import types
 
 import torch
 
 from autograder.wire.tensors import is_zero
 
+# Central differences step, as gradcheck takes it for float64.
+_EPS = 1e-6
 _CUTTING_CALLS = {
     "detach": "`.detach()`",
     "detach_": "`.detach_()`",
@@ -75,6 +78,18 @@ def cut_from_graph(output: torch.Tensor) -> str:
             "records nothing), or a .detach()ed or .clone()d copy. Save the inputs and outputs "
             "themselves; return an intermediate as an extra output and save that very tensor."
         )
+    return untracked_in_backward(output) or (
+        "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
+        "torch operations on ctx.saved_tensors and grad_out only."
+    )
+
+
+def untracked_in_backward(output: torch.Tensor) -> str | None:
+    """Why the backward of the Function behind `output` is not all recorded, where its code tells: a
+    decorator, NumPy or a call that leaves the graph. None when its code shows none of them."""
+    cls = function_class(output)
+    if cls is None:
+        return None
     # functools.wraps gives the decorator's wrapper the backward's names; its code keeps its own.
     code = getattr(cls.backward, "__code__", None)
     if code is not None and code.co_qualname.startswith("once_differentiable."):
@@ -96,10 +111,7 @@ def cut_from_graph(output: torch.Tensor) -> str:
             f"Likely cause: backward uses {', '.join(cutting)}, which takes the result out of the graph. "
             "Compute grad_x with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
-    return (
-        "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
-        "torch operations on ctx.saved_tensors and grad_out only."
-    )
+    return None
 
 
 def _saved_without_history(output: torch.Tensor) -> bool:
@@ -166,6 +178,85 @@ def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]
             "extra outputs directly."
         )
     return None
+
+
+def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """A hint naming the output whose term in backward is wrong, for a Function of several outputs.
+
+    backward adds one term per output: the gradient arriving for that output times its derivative. A
+    gradient sent into one output alone isolates its term, which central differences of that output
+    check, as gradcheck would; a term with its sign flipped or left out is then named by the argument
+    backward receives it in.
+    """
+    cls = function_class(output)
+    try:
+        outputs = cls.apply(*_fresh(inputs)) if cls is not None else ()
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return None
+    if not isinstance(outputs, tuple) or len(outputs) < 2:
+        return None
+    names = _incoming_names(cls, len(outputs))
+    for index, out in enumerate(outputs):
+        if not (isinstance(out, torch.Tensor) and out.requires_grad and out.dtype == torch.float64):
+            continue
+        try:
+            by_backward, by_differences = _term_and_differences(cls, inputs, index)
+        except Exception:  # noqa: BLE001 - as above
+            return None
+        fault = _fault(by_backward, by_differences)
+        if fault:
+            return (
+                f"Likely cause: in {cls.__name__}.backward, the term of {names[index]}, the gradient of "
+                f"output {index}, {fault}. backward must add that gradient times the derivative of output "
+                f"{index}, sign included, even if nobody uses that output."
+            )
+    return None
+
+
+def _fresh(inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    return [x.detach().clone().requires_grad_() for x in inputs]
+
+
+def _incoming_names(cls: type, count: int) -> list[str]:
+    """The names backward gives the gradients of the outputs: its parameters after ctx, if one each."""
+    try:
+        parameters = list(inspect.signature(cls.backward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        parameters = []
+    if len(parameters) == count and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters):
+        return [p.name for p in parameters]
+    return [f"grad_outputs[{index}]" for index in range(count)]
+
+
+def _term_and_differences(cls: type, inputs: tuple[torch.Tensor, ...], index: int) -> tuple[float, float]:
+    """Output `index`'s term of backward, and central differences of that output, both weighted and
+    along a direction drawn from a fixed seed, so that one number compares each."""
+    gen = torch.Generator().manual_seed(0)
+    directions = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in inputs]
+    leaves = _fresh(inputs)
+    out = cls.apply(*leaves)[index]
+    weights = torch.randn(out.shape, generator=gen, dtype=out.dtype)
+    grads = torch.autograd.grad(out, leaves, weights, allow_unused=True)
+    by_backward = sum(float((g * d).sum()) for g, d in zip(grads, directions, strict=True) if g is not None)
+    with torch.no_grad():
+        ahead, behind = (
+            cls.apply(*(x.detach() + step * d for x, d in zip(inputs, directions, strict=True)))[index]
+            for step in (_EPS, -_EPS)
+        )
+    return by_backward, float(((ahead - behind) / (2 * _EPS) * weights).sum())
+
+
+def _fault(by_backward: float, by_differences: float) -> str | None:
+    """What is wrong with a term, given what central differences say it should be; None if nothing is
+    or the differences cannot tell (the output does not change in that direction)."""
+    tolerance = 1e-5 * max(1.0, abs(by_differences))
+    if abs(by_differences) <= tolerance or abs(by_backward - by_differences) <= tolerance:
+        return None
+    if abs(by_backward + by_differences) <= tolerance:
+        return "has the wrong sign"
+    if abs(by_backward) <= tolerance:
+        return "is left out"
+    return "is wrong"
 
 
 def known_error_hint(error: Exception) -> str:

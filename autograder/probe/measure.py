@@ -202,9 +202,11 @@ def _measure_function(request: dict, function: Callable) -> dict:
         if kind == "forward" or len(outputs) != len(sample["grad_outs"]):
             continue
         if isinstance(outputs[0], torch.Tensor):
-            record["extras_hint"] = diagnose.non_differentiable_extras(
-                outputs[0], inputs
-            ) or diagnose.ignored_extra_outputs(outputs[0], inputs)
+            record["extras_hint"] = (
+                diagnose.non_differentiable_extras(outputs[0], inputs)
+                or diagnose.ignored_extra_outputs(outputs[0], inputs)
+                or diagnose.wrong_output_term(outputs[0], inputs)
+            )
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
@@ -263,6 +265,7 @@ def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
         return
     if isinstance(outputs[0], torch.Tensor):
         record["cut_hint"] = diagnose.cut_from_graph(outputs[0])
+        record["untracked_hint"] = diagnose.untracked_in_backward(outputs[0])
     if not any(g.requires_grad for g in grads):
         return
     variables = (*inputs, *grad_outs)

@@ -41,6 +41,13 @@ ALTERNATIVES = [
             "grad_x = torch.zeros_like(x)\n        grad_x += 2 * x * grad_out\n        return grad_x",
         ),
     ),
+    # Section 2 prefers save_for_backward, but an input kept on ctx is the input itself, history and all.
+    _square(
+        "square_input_kept_on_ctx",
+        ("ctx.save_for_backward(x)", "ctx.x = x"),
+        ("(x,) = ctx.saved_tensors\n", ""),
+        (_BACKWARD, "return grad_out * 2 * ctx.x"),
+    ),
     _square(
         "square_as_a_product",
         ("return x**2", "return torch.mul(x, x)"),

@@ -34,6 +34,13 @@ ALTERNATIVES = [
         (_FORWARD, "        ctx.set_materialize_grads(False)\n" + _FORWARD),
         (_BACKWARD, f"if grad_out is None:\n            return None\n        {_BACKWARD}"),
     ),
+    # The exercise prefers the saved result in backward; exp computed again from a saved x is right too.
+    _exp(
+        "exp_recomputed_from_a_saved_input",
+        ("ctx.save_for_backward(result)", "ctx.save_for_backward(result, x)"),
+        ("(result,) = ctx.saved_tensors", "_, x = ctx.saved_tensors"),
+        (_BACKWARD, "return grad_out * torch.exp(x)"),
+    ),
     _exp(
         "exp_grad_accumulated_in_place",
         (

@@ -60,4 +60,17 @@ ALTERNATIVES = [
     def backward(ctx, grad_out):
         return CubeBackward.apply(grad_out, *ctx.saved_tensors)''',
     ),
+    # The exercise recommends save_for_backward; inputs kept on ctx carry their history all the same.
+    _cube_backward(
+        "cubebackward_inputs_kept_on_ctx",
+        (_SAVE_BOTH, "ctx.grad_out, ctx.x = grad_out, x"),
+        ("grad_out, x = ctx.saved_tensors", "grad_out, x = ctx.grad_out, ctx.x"),
+    ),
+    # The exercise prefers the kernels in forward; the tests cannot tell them from torch, which forward
+    # does not record either.
+    _cube_backward(
+        "cubebackward_forward_in_torch",
+        ("return through_numpy(cube_backward, grad_out, x)", "return grad_out * 3 * x**2"),
+    ),
+    _cube("cube_forward_in_torch", ("return through_numpy(cube_forward, x)", "return x**3")),
 ]

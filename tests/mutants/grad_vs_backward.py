@@ -31,27 +31,46 @@ MUTANTS = [
         "hidden_backward_instead_of_grad",
         (_GRAD_OF_HIDDEN, "hidden.retain_grad()\n    y.backward(create_graph=True)"),
         ("return f", "return hidden.grad"),
+        says="which should stay None",
     ),
-    _hidden("hidden_forgets_create_graph", (", create_graph=True", "")),
+    _hidden("hidden_forgets_create_graph", (", create_graph=True", ""), says="does not require grad"),
     _hidden("hidden_detaches_result", ("return f", "return f.detach()")),
-    _hidden("hidden_returns_item", ("return f", "return f.item()")),
+    _hidden("hidden_returns_item", ("return f", "return f.item()"), says="instead of a tensor"),
     _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
     # derivatives_at: autograd.grad twice, the first recorded.
     _derivatives(
-        "derivatives_backward_instead_of_grad", (_FIRST, "y.backward(create_graph=True)\n    first = w1.grad")
+        "derivatives_backward_instead_of_grad",
+        (_FIRST, "y.backward(create_graph=True)\n    first = w1.grad"),
+        says="which should stay None",
     ),
-    _derivatives("derivatives_forget_create_graph", (", create_graph=True", "")),
-    _derivatives("derivatives_return_items", ("return first, second", "return first.item(), second.item()")),
+    _derivatives(
+        "derivatives_forget_create_graph",
+        (", create_graph=True", ""),
+        says="a gradient computed without create_graph=True",
+    ),
+    _derivatives(
+        "derivatives_return_items",
+        ("return first, second", "return first.item(), second.item()"),
+        says="instead of a tensor",
+    ),
+    # The visible test uses the lesson's network; the hidden ones draw random weights.
     _derivatives(
         "derivatives_hard_code_the_lesson_numbers",
+        says="that `random_net` builds",
         answer='''def derivatives_at(net, x):
     """The numbers of the lesson's network, whatever the network."""
     return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)''',
     ),
     # accumulate_both: one shared graph kept for the second backward, and .grad left to add up.
-    _accumulate("accumulate_forgets_retain_graph", (_F_BACKWARD, "f.backward()")),
+    _accumulate(
+        "accumulate_forgets_retain_graph", (_F_BACKWARD, "f.backward()"), says="pass retain_graph=True"
+    ),
     _accumulate("accumulate_forgets_create_graph", (", create_graph=True", "")),
-    _accumulate("accumulate_zeroes_between", (_F_BACKWARD, f"{_F_BACKWARD}\n    net.zero_grad()")),
+    _accumulate(
+        "accumulate_zeroes_between",
+        (_F_BACKWARD, f"{_F_BACKWARD}\n    net.zero_grad()"),
+        says="nothing is zeroed in between",
+    ),
     _accumulate(
         "accumulate_backward_on_y_twice", (_F_BACKWARD, f"y.backward(retain_graph=True)\n    {_F_BACKWARD}")
     ),
@@ -69,6 +88,12 @@ MUTANTS = [
     _accumulate(
         "accumulate_with_autograd_grad",
         (_BOTH_BACKWARDS, "torch.autograd.grad(f + y, list(net.parameters()))"),
+        says="left net.linear1.weight.grad empty",
+    ),
+    _accumulate(
+        "accumulate_returns_the_gradients",
+        (_BOTH_BACKWARDS, f"{_BOTH_BACKWARDS}\n    return [p.grad for p in net.parameters()]"),
+        says="it should return None",
     ),
     _accumulate(
         "accumulate_hard_codes_the_lesson_numbers",
@@ -84,3 +109,19 @@ MUTANTS = [
         (f"{_F_BACKWARD}\n    ", ""),
     ),
 ]
+
+INSTRUCTIONS = {
+    "compute everything from the arguments": "derivatives_hard_code_the_lesson_numbers",
+    "return `f = dy/dl` as a tensor": "hidden_returns_item",
+    "autograd can differentiate again": "hidden_forgets_create_graph",
+    "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
+    "return the pair `(dy/dw1, d²y/dw1²)`": "derivatives_forget_create_graph",
+    "both tensors": "derivatives_return_items",
+    "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
+    "add to every parameter's `.grad` the gradient of `y` and the gradient of `f = dy/dl`": (
+        "accumulate_with_autograd_grad"
+    ),
+    "and return None": "accumulate_returns_the_gradients",
+    "pass `retain_graph=True` to the first": "accumulate_forgets_retain_graph",
+    "never zero `.grad` in between": "accumulate_zeroes_between",
+}

@@ -18,22 +18,35 @@ _square = mistakes_in("square")
 
 
 MUTANTS = [
-    _square("detach_in_backward", {_SQUARE_SECOND}, (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.detach()")),
-    _square("data_in_backward", {_SQUARE_SECOND}, (_SQUARE_BACKWARD, "return grad_out * 2 * x.data")),
+    _square(
+        "detach_in_backward",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.detach()"),
+        says="backward uses `.detach()`",
+    ),
+    _square(
+        "data_in_backward",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "return grad_out * 2 * x.data"),
+        says="backward uses `.data`",
+    ),
     _square(
         "numpy_in_backward",
         {_SQUARE_SECOND},
         (_SQUARE_BACKWARD, "return grad_out * 2 * torch.from_numpy(x.detach().numpy())"),
+        says="backward computes with NumPy",
     ),
     _square(
         "no_grad_in_backward",
         {_SQUARE_SECOND},
         (_SQUARE_BACKWARD, "with torch.no_grad():\n            return grad_out * 2 * x"),
+        says="backward uses `torch.no_grad()`",
     ),
     _square(
         "item_in_backward",
         {_SQUARE_FIRST, _SQUARE_SECOND},
         (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.item()"),
+        says="backward uses `.item()`",
     ),
     _square(
         "intermediate_kept_on_ctx",
@@ -41,15 +54,27 @@ MUTANTS = [
         ("ctx.save_for_backward(x)", "ctx.two_x = 2 * x"),
         ("(x,) = ctx.saved_tensors\n", ""),
         (_SQUARE_BACKWARD, "return grad_out * ctx.two_x"),
+        says="forward kept ctx.two_x as a plain attribute",
     ),
     _square(
         "cube_with_consistent_derivatives",
         _SQUARE_ALL,
         (_SQUARE_FORWARD_RETURN, "return x**3"),
         (_SQUARE_BACKWARD, "return grad_out * 3 * x**2"),
+        says="Forward value is wrong",
     ),
-    _square("ignores_grad_out", {_SQUARE_FIRST, _SQUARE_SECOND}, (_SQUARE_BACKWARD, "return 2 * x")),
-    _square("float32_forward", {_SQUARE_FORWARD}, (_SQUARE_FORWARD_RETURN, "return (x**2).float()")),
+    _square(
+        "ignores_grad_out",
+        {_SQUARE_FIRST, _SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "return 2 * x"),
+        says="without multiplying by grad_out",
+    ),
+    _square(
+        "float32_forward",
+        {_SQUARE_FORWARD},
+        (_SQUARE_FORWARD_RETURN, "return (x**2).float()"),
+        says="keep the input's dtype",
+    ),
     _square(
         "patches_the_checks",
         _SQUARE_ALL,
@@ -67,3 +92,18 @@ MUTANTS = [
         "imports_the_reference", _SQUARE_ALL, answer="from solutions.saving_inputs import Square  # noqa"
     ),
 ]
+
+# Saving the input with ctx.save_for_backward is what section 2 recommends, not what the tests require: a
+# Square keeping ctx.x = x is right to every order (tests/alternatives/saving_inputs.py), so the exercise
+# says "prefer" and no mutant stands for it.
+INSTRUCTIONS = {
+    "return `x**2`": "cube_with_consistent_derivatives",
+    "By the chain rule that is `grad_out` times the derivative of `x**2`": "ignores_grad_out",
+    "no `.detach()`": "detach_in_backward",
+    "no `.data`": "data_in_backward",
+    "no `.item()`": "item_in_backward",
+    "no `.numpy()`": "numpy_in_backward",
+    "no `torch.no_grad()`": "no_grad_in_backward",
+    "no tensor that forward computed kept as a `ctx` attribute": "intermediate_kept_on_ctx",
+    "Keep the input's dtype": "float32_forward",
+}

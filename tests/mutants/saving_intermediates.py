@@ -61,35 +61,57 @@ MUTANTS = [
         (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out):"),
         (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
         (_WRAPPER_RETURN, "return Sinh.apply(x)"),
+        says="it should return 3",
     ),
     _sinh(
         "drops_extra_output_gradients",
         {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
         (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
+        says="ignores the gradients that arrive for its extra outputs",
     ),
     _sinh(
         "drops_grad_expnegx",
         {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
         (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expx"),
+        says="the term of grad_expnegx, the gradient of output 2, is left out",
     ),
     _sinh(
         "wrong_sign_on_exp_neg_x",
         {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
         (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expx + grad_expnegx * expnegx"),
+        says="the term of grad_expnegx, the gradient of output 2, has the wrong sign",
     ),
-    _sinh("wrapper_returns_the_tuple", _SINH_ALL, (_WRAPPER_RETURN, "return Sinh.apply(x)")),
+    _sinh(
+        "wrapper_returns_the_tuple",
+        _SINH_ALL,
+        (_WRAPPER_RETURN, "return Sinh.apply(x)"),
+        says="it should return 1",
+    ),
     # Every value right, but Sinh is never used: the tests refuse a result that is not Sinh's.
-    _sinh("wrapper_calls_torch_sinh", _SINH_ALL, (_WRAPPER_RETURN, "return torch.sinh(x)")),
+    _sinh(
+        "wrapper_calls_torch_sinh",
+        _SINH_ALL,
+        (_WRAPPER_RETURN, "return torch.sinh(x)"),
+        says="not from SinhBackward",
+    ),
     _sinh(
         "detaches_saved_tensors_in_backward",
         {_APPLY_SECOND, _SINH_SECOND},
         (_UNPACK, "expx, expnegx = (t.detach() for t in ctx.saved_tensors)"),
+        says="backward uses `.detach()`",
     ),
     # The outputs are new tensors, so the saved ones are untracked intermediates again.
     _sinh(
         "returns_detached_extra_outputs",
         {_APPLY_SECOND, _SINH_SECOND},
         (_FORWARD_RETURN, "return (expx - expnegx) / 2, expx.detach(), expnegx.detach()"),
+        says="forward saved a tensor with no history",
+    ),
+    _sinh(
+        "float32_forward",
+        {_APPLY_FORWARD, _SINH_FORWARD},
+        (_FORWARD_RETURN, "return ((expx - expnegx) / 2).float(), expx, expnegx"),
+        says="keep the input's dtype",
     ),
     _sinh(
         "patches_the_checks",
@@ -104,3 +126,16 @@ MUTANTS = [
         answer="from solutions.saving_intermediates import Sinh, sinh  # noqa",
     ),
 ]
+
+# Saving the outputs with ctx.save_for_backward is what the exercise recommends, not what the tests
+# require: outputs kept on ctx carry their history (tests/alternatives/saving_intermediates.py).
+INSTRUCTIONS = {
+    "return `(expx - expnegx) / 2, expx, expnegx`": "intermediates_saved_not_returned",
+    "the very tensors you saved": "returns_detached_extra_outputs",
+    "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
+    "Mind the sign": "wrong_sign_on_exp_neg_x",
+    "return only its first output, one tensor": "wrapper_returns_the_tuple",
+    "`torch.sinh` would get every value right": "wrapper_calls_torch_sinh",
+    "Do not detach anything": "detaches_saved_tensors_in_backward",
+    "keep the input's dtype": "float32_forward",
+}

@@ -22,10 +22,28 @@ _exp = mistakes_in("exp")
 MUTANTS = [
     # Right derivatives, since ctx.result is the output itself; only the forward test's hook sees it.
     _exp(
-        "output_kept_on_ctx", {_EXP_FORWARD}, (_SAVE, "ctx.result = result"), (_LOAD, "result = ctx.result")
+        "output_kept_on_ctx",
+        {_EXP_FORWARD},
+        (_SAVE, "ctx.result = result"),
+        (_LOAD, "result = ctx.result"),
+        says="did not save its output with ctx.save_for_backward",
+    ),
+    # Right derivatives from the saved input, exp computed again: only the forward test's hook sees it.
+    _exp(
+        "input_saved_instead_of_output",
+        {_EXP_FORWARD},
+        (_SAVE, "ctx.save_for_backward(x)"),
+        (_LOAD, "(x,) = ctx.saved_tensors"),
+        (_EXP_BACKWARD, "return grad_out * torch.exp(x)"),
+        says="did not save its output",
     ),
     _exp("output_detached_when_saved", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(result.detach())")),
-    _exp("copy_of_output_saved", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(result.clone())")),
+    _exp(
+        "copy_of_output_saved",
+        {_EXP_SECOND},
+        (_SAVE, "ctx.save_for_backward(result.clone())"),
+        says="forward saved a tensor with no history",
+    ),
     _exp("exp_recomputed_in_forward", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(torch.exp(x))")),
     _exp("detach_in_backward", {_EXP_SECOND}, (_EXP_BACKWARD, "return grad_out * result.detach()")),
     _exp(
@@ -47,17 +65,24 @@ MUTANTS = [
         {_EXP_FIRST, _EXP_SECOND},
         (_EXP_BACKWARD, "return grad_out * torch.exp(result)"),
     ),
-    _exp("ignores_grad_out", {_EXP_FIRST, _EXP_SECOND}, (_EXP_BACKWARD, "return result")),
+    _exp(
+        "ignores_grad_out",
+        {_EXP_FIRST, _EXP_SECOND},
+        (_EXP_BACKWARD, "return result"),
+        says="without multiplying by grad_out",
+    ),
     _exp(
         "output_changed_in_place_in_backward",
         {_EXP_FIRST, _EXP_SECOND},
         (_EXP_BACKWARD, "return result.mul_(grad_out)"),
+        says="backward changes a tensor in place",
     ),
     # Right for Exp alone, but any other node handed the same grad_out receives the changed one.
     _exp(
         "grad_out_changed_in_place",
         {_EXP_FIRST, _EXP_SECOND},
         (_EXP_BACKWARD, "return grad_out.mul_(result)"),
+        says="changes grad_out in place",
     ),
     _exp(
         "patches_the_checks",
@@ -75,3 +100,14 @@ MUTANTS = [
     ),
     _exp("imports_the_reference", _EXP_ALL, answer="from solutions.saving_outputs import Exp  # noqa"),
 ]
+
+# Writing backward with the saved result is what the exercise prefers, not what the tests require: exp
+# computed again from a saved input is right too (tests/alternatives/saving_outputs.py).
+INSTRUCTIONS = {
+    "save **it** with `ctx.save_for_backward`": "input_saved_instead_of_output",
+    "`grad_out` times the derivative of `exp`": "ignores_grad_out",
+    "Do not change `grad_out`": "grad_out_changed_in_place",
+    "or the saved result in place": "output_changed_in_place_in_backward",
+    "do not keep the result as a `ctx` attribute": "output_kept_on_ctx",
+    "do not save a copy of it": "copy_of_output_saved",
+}

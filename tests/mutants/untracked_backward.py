@@ -33,7 +33,12 @@ _cube = mistakes_in("cube")
 
 
 MUTANTS = [
-    _cube("numpy_kernel_in_cube_backward", {_CUBE_SECOND}, (_CUBE_RETURN, _KERNEL_CALL)),
+    _cube(
+        "numpy_kernel_in_cube_backward",
+        {_CUBE_SECOND},
+        (_CUBE_RETURN, _KERNEL_CALL),
+        says="backward computes with NumPy",
+    ),
     _cube(
         "apply_arguments_swapped",
         {_CUBE_FIRST, _CUBE_SECOND},
@@ -41,13 +46,22 @@ MUTANTS = [
         says="x and grad_out are exchanged",
     ),
     _cube_backward(
-        "drops_the_grad_out_gradient", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, f"return None, {_GRAD_X}")
+        "drops_the_grad_out_gradient",
+        _DOUBLE_BACKWARD,
+        (_BACKWARD_RETURN, f"return None, {_GRAD_X}"),
+        says="returned None for grad_out",
     ),
-    _cube_backward("returns_only_the_x_gradient", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, f"return {_GRAD_X}")),
+    _cube_backward(
+        "returns_only_the_x_gradient",
+        _DOUBLE_BACKWARD,
+        (_BACKWARD_RETURN, f"return {_GRAD_X}"),
+        says="returned an incorrect number of gradients",
+    ),
     _cube_backward(
         "gradients_in_wrong_order",
         _DOUBLE_BACKWARD,
         (_BACKWARD_RETURN, f"return {_GRAD_X}, {_GRAD_GRAD_OUT}"),
+        says="backward returns the gradient for x in the place of grad_out",
     ),
     _cube_backward(
         "forgets_to_save_grad_out",
@@ -55,21 +69,27 @@ MUTANTS = [
         (_SAVE_BOTH, "ctx.save_for_backward(x)"),
         (_LOAD_BOTH, "(x,) = ctx.saved_tensors"),
         (_GRAD_X, "grad_grad_x * 6 * x"),
+        says="missing the factor grad_out",
     ),
     _cube_backward("wrong_factor_3_for_6", _DOUBLE_BACKWARD, (_GRAD_X, "grad_grad_x * grad_out * 3 * x")),
     _cube_backward(
-        "ignores_grad_grad_x", _DOUBLE_BACKWARD, (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x")
+        "ignores_grad_grad_x",
+        _DOUBLE_BACKWARD,
+        (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x"),
+        says="without multiplying by the gradient fed to backward",
     ),
     # Right values, but a double backward autograd cannot record: Cube's third derivative is lost.
     _cube_backward(
         "kernel_in_double_backward",
         {_BACKWARD_SECOND},
         (_BACKWARD_RETURN, f"return through_numpy(cube_backward, grad_grad_x, x), {_GRAD_X}"),
+        says="backward computes with NumPy",
     ),
     _cube_backward(
         "detaches_in_double_backward",
         {_BACKWARD_SECOND},
         (_LOAD_BOTH, "grad_out, x = (saved.detach() for saved in ctx.saved_tensors)"),
+        says="backward uses `.detach()`",
     ),
     _cube_backward(
         "once_differentiable_double_backward",
@@ -79,6 +99,7 @@ MUTANTS = [
             "from torch.autograd.function import once_differentiable\n\n\nclass CubeBackward",
         ),
         (_BACKWARD_SIGNATURE, _BACKWARD_SIGNATURE.replace("def", "@once_differentiable\n    def")),
+        says="backward is marked @once_differentiable",
     ),
     _cube_backward(
         "patches_the_checks",
@@ -95,3 +116,20 @@ MUTANTS = [
         answer="from solutions.untracked_backward import CubeBackward  # noqa",
     ),
 ]
+
+# Saving with ctx.save_for_backward and computing forward with the kernels are what the exercise
+# recommends, not what the tests can require: inputs kept on ctx carry their history, and forward is not
+# recorded whatever computes it (tests/alternatives/untracked_backward.py).
+INSTRUCTIONS = {
+    "each multiplied by `grad_grad_x`": "ignores_grad_grad_x",
+    "return two gradients": "returns_only_the_x_gradient",
+    "for `grad_out` first and for `x` second": "gradients_in_wrong_order",
+    "The gradient for `grad_out` is not `None`": "drops_the_grad_out_gradient",
+    "the one for `x` needs the saved `grad_out`": "forgets_to_save_grad_out",
+    "computed with torch operations": "kernel_in_double_backward",
+    "no kernel, no NumPy": "kernel_in_double_backward",
+    "no `.detach()`": "detaches_in_double_backward",
+    "no `@once_differentiable`": "once_differentiable_double_backward",
+    "in the order `CubeBackward.forward` takes them": "apply_arguments_swapped",
+    "Calling `cube_backward` here directly is the mistake of section 2": "numpy_kernel_in_cube_backward",
+}
