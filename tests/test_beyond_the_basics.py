@@ -66,6 +66,16 @@ def test_backward_returns_none_for_the_input_that_does_not_require_grad(needed: 
     torch.testing.assert_close(grads[needed], expected[needed])
 
 
+@pytest.mark.parametrize("changed", [0, 1], ids=["x", "w"])
+def test_scaled_square_refuses_backward_after_an_input_changed_in_place(changed: int) -> None:
+    x, w = make_pair()
+    inputs = [x.clone(), w.clone()]
+    out = ScaledSquare.apply(*inputs)
+    inputs[changed].add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        autograd.grad(out.sum(), x)
+
+
 def test_needs_input_grad_follows_requires_grad_not_the_gradients_asked_for() -> None:
     seen = []
 
@@ -168,6 +178,12 @@ def test_once_differentiable_gradient_is_unconnected_for_autograd_grad() -> None
     x, grad_x = _once_grad_x()
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         autograd.grad(grad_x.sum(), x)
+
+
+def test_once_differentiable_gradient_is_a_silent_zero_for_autograd_grad_allowed_unused() -> None:
+    x, grad_x = _once_grad_x()
+    (second,) = autograd.grad(grad_x.sum(), x, allow_unused=True, materialize_grads=True)
+    torch.testing.assert_close(second, torch.zeros_like(x))
 
 
 def test_once_differentiable_without_a_downstream_loss_gives_a_constant_gradient() -> None:
