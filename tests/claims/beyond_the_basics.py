@@ -9,4 +9,5 @@ CLAIMS = [
         r"turn the missing gradient into zeros, it returns (\d+) and says nothing",
         r"allow_unused=True, materialize_grads=True\) returns ([\d.]+)",
     ),
+    Claim(r"and its gradient is a silent (\d+)\.", r"ExpInPlaceAsView: .*gradient through y: \[([\d.]+),"),
 ]

@@ -1,4 +1,5 @@
-"""Lesson 06: mistakes in ScaledSquare, the new-style Function that skips the gradients nobody needs."""
+"""Lesson 06: mistakes in ScaledSquare, the new-style Function that skips the gradients nobody needs, and in
+TanhInPlace, which works in place."""
 
 from grading_pipeline import mistakes_in
 
@@ -22,11 +23,15 @@ _SETUP_CONTEXT = (
 _OLD_STYLE_FORWARD = "def forward(ctx, x, w):\n        ctx.save_for_backward(x, w)\n        return w * x**2"
 _BACKWARD = "    @staticmethod\n    def backward(ctx, grad_out):"
 _SAVED = "x, w = ctx.saved_tensors"
+_IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
+_IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
+_MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 _GRAD_X = "grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None"
 _GRAD_W = "grad_w = grad_out * x**2 if ctx.needs_input_grad[1] else None"
 
 
 _scaled_square = mistakes_in("scaledsquare")
+_tanh_in_place = mistakes_in("tanhinplace")
 
 
 MUTANTS = [
@@ -95,6 +100,27 @@ MUTANTS = [
         _ALL,
         answer="from solutions.beyond_the_basics import ScaledSquare  # noqa",
     ),
+    # The new style refuses to save an unmarked input that is returned as the output.
+    _tanh_in_place(
+        "forgets_mark_dirty",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        (_MARK_DIRTY, ""),
+        says="returned as-is as output is being saved for backward",
+    ),
+    # mark_dirty says x was changed, so its new values must be what forward returns.
+    _tanh_in_place(
+        "tanhinplace_returns_a_new_tensor",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        ("return x.tanh_()", "return torch.tanh(x)"),
+        says="were not returned as output",
+    ),
+    # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
+    _tanh_in_place(
+        "returns_a_view_instead_of_marking_dirty",
+        {_IN_PLACE_CALLER},
+        (_MARK_DIRTY, ""),
+        ("return x.tanh_()", "return x.tanh_().view_as(x)"),
+    ),
 ]
 
 INSTRUCTIONS = {
@@ -105,4 +131,6 @@ INSTRUCTIONS = {
     "place otherwise": "ignores_needs_input_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
+    "`forward(x)`: return `x.tanh_()`": "tanhinplace_returns_a_new_tensor",
+    "mark the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
 }

@@ -1,4 +1,4 @@
-"""Lesson 07: mistakes in Tanh, the Function with both rules, and in TanhInPlace, which works in place."""
+"""Lesson 07: mistakes in Tanh, the Function with both rules, backward and jvp."""
 
 from grading_pipeline import mistakes_in
 
@@ -15,8 +15,6 @@ _REVERSE_OVER_FORWARD = "tanh_reverse_over_forward"
 _ALL = frozenset({_FORWARD, _FIRST, _SECOND, _FORWARD_MODE, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD})
 # Every way forward mode meets the Function: its tangent, forward over reverse, reverse over forward.
 _EVERY_FORWARD_MODE = {_FORWARD_MODE, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD}
-_IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
-_IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
 
 _SAVE = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
 _SAVE_FOR_FORWARD = "        ctx.save_for_forward(output)\n"
@@ -27,10 +25,8 @@ _JVP_METHOD = (
     "\n\n    @staticmethod\n    def jvp(ctx, x_t):\n        (result,) = ctx.saved_tensors\n"
     "        return x_t * (1 - result**2)"
 )
-_MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 
 _tanh = mistakes_in("tanh")
-_tanh_in_place = mistakes_in("tanhinplace")
 
 
 MUTANTS = [
@@ -113,27 +109,6 @@ MUTANTS = [
         ("return torch.tanh(x)", "return torch.sin(x)"),
     ),
     _tanh("imports_the_reference", _ALL, answer="from solutions.forward_mode import Tanh  # noqa"),
-    # The new style refuses to save an unmarked input that is returned as the output.
-    _tanh_in_place(
-        "forgets_mark_dirty",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
-        (_MARK_DIRTY, ""),
-        says="returned as-is as output is being saved for backward",
-    ),
-    # mark_dirty says x was changed, so its new values must be what forward returns.
-    _tanh_in_place(
-        "tanhinplace_returns_a_new_tensor",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
-        ("return x.tanh_()", "return torch.tanh(x)"),
-        says="were not returned as output",
-    ),
-    # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
-    _tanh_in_place(
-        "returns_a_view_instead_of_marking_dirty",
-        {_IN_PLACE_CALLER},
-        (_MARK_DIRTY, ""),
-        ("return x.tanh_()", "return x.tanh_().view_as(x)"),
-    ),
 ]
 
 INSTRUCTIONS = {
@@ -147,6 +122,4 @@ INSTRUCTIONS = {
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
-    "`forward(x)`: return `x.tanh_()`": "tanhinplace_returns_a_new_tensor",
-    "mark the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
 }
