@@ -1,4 +1,4 @@
-"""Lesson 07_forward_mode: a Function with both rules, backward and jvp, and one that works in place."""
+"""Lesson 07_forward_mode: a Function with both rules, backward (reverse mode) and jvp (forward mode)."""
 
 import torch
 from torch.autograd.function import FunctionCtx
@@ -29,22 +29,3 @@ class Tanh(torch.autograd.Function):
         # Torch operations on the saved output: recorded, so reverse mode can differentiate the tangent.
         (result,) = ctx.saved_tensors
         return x_t * (1 - result**2)
-
-
-class TanhInPlace(torch.autograd.Function):
-    """tanh(x) written into x itself; mark_dirty gives x the new history along with the new values."""
-
-    @staticmethod
-    def forward(x: torch.Tensor) -> torch.Tensor:
-        return x.tanh_()
-
-    @staticmethod
-    def setup_context(ctx: FunctionCtx, inputs: tuple[torch.Tensor], output: torch.Tensor) -> None:
-        (x,) = inputs
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(output)
-
-    @staticmethod
-    def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> torch.Tensor:
-        (result,) = ctx.saved_tensors
-        return grad_out * (1 - result**2)

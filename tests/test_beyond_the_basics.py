@@ -1,5 +1,6 @@
-"""Lesson 06_beyond_the_basics: the reference ScaledSquare in float64, and the PyTorch behaviour the lesson
-shows (so that a PyTorch release that changes it fails here before it misleads a student)."""
+"""Lesson 06_beyond_the_basics: the reference ScaledSquare and TanhInPlace in float64, and the PyTorch
+behaviour the lesson shows (so that a PyTorch release that changes it fails here before it misleads a
+student)."""
 
 import gc
 import warnings
@@ -13,7 +14,7 @@ from torch.autograd.function import FunctionCtx, once_differentiable
 from torch.func import grad, vmap
 from torch.utils.checkpoint import checkpoint
 
-from solutions.beyond_the_basics import ScaledSquare
+from solutions.beyond_the_basics import ScaledSquare, TanhInPlace
 
 W = torch.tensor(1.5, dtype=torch.float64)
 # w is a constant here, so these also run the path where backward skips grad_w.
@@ -64,6 +65,16 @@ def test_backward_returns_none_for_the_input_that_does_not_require_grad(needed: 
     expected = (grad_out * 2 * w * x, grad_out * x**2)
     assert grads[1 - needed] is None
     torch.testing.assert_close(grads[needed], expected[needed])
+
+
+@pytest.mark.parametrize("changed", [0, 1], ids=["x", "w"])
+def test_scaled_square_refuses_backward_after_an_input_changed_in_place(changed: int) -> None:
+    x, w = make_pair()
+    inputs = [x.clone(), w.clone()]
+    out = ScaledSquare.apply(*inputs)
+    inputs[changed].add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        autograd.grad(out.sum(), x)
 
 
 def test_needs_input_grad_follows_requires_grad_not_the_gradients_asked_for() -> None:
@@ -168,6 +179,12 @@ def test_once_differentiable_gradient_is_unconnected_for_autograd_grad() -> None
     x, grad_x = _once_grad_x()
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         autograd.grad(grad_x.sum(), x)
+
+
+def test_once_differentiable_gradient_is_a_silent_zero_for_autograd_grad_allowed_unused() -> None:
+    x, grad_x = _once_grad_x()
+    (second,) = autograd.grad(grad_x.sum(), x, allow_unused=True, materialize_grads=True)
+    torch.testing.assert_close(second, torch.zeros_like(x))
 
 
 def test_once_differentiable_without_a_downstream_loss_gives_a_constant_gradient() -> None:
@@ -298,3 +315,96 @@ def test_zero_grad_set_to_none_breaks_the_cycle() -> None:
     weight = weak_weight_after_a_step()
     gc.collect()
     assert weight() is None
+
+
+def _tanh_slope(x: torch.Tensor) -> torch.Tensor:
+    return 1 - torch.tanh(x) ** 2
+
+
+# In place on a leaf that requires grad is refused, as for torch.tanh_: the Function gets a copy.
+TANH_IN_PLACE = Case(
+    lambda x: TanhInPlace.apply(x.clone()),
+    torch.tanh,
+    _tanh_slope,
+    lambda x: -2 * torch.tanh(x) * _tanh_slope(x),
+)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("check", CLOSED_FORM_CHECKS)
+def test_tanh_in_place_matches_closed_forms(check: Check, shape: Shape) -> None:
+    check(TANH_IN_PLACE, shape)
+
+
+def test_tanh_in_place_gives_the_callers_tensor_the_new_history() -> None:
+    x = make_x((4,))
+    y = x * 1.0
+    out = TanhInPlace.apply(y)
+    assert out is y
+    torch.testing.assert_close(y, torch.tanh(x))
+    torch.testing.assert_close(autograd.grad(y.sum(), x)[0], _tanh_slope(x.detach()))
+
+
+class _ExpInPlace(torch.autograd.Function):
+    """exp written into x, with forward(ctx, x) so that it may skip mark_dirty."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x.exp_())
+        return x
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, grad_out: torch.Tensor) -> torch.Tensor:
+        (result,) = ctx.saved_tensors
+        return grad_out * result
+
+
+def test_without_mark_dirty_the_callers_tensor_keeps_its_old_history() -> None:
+    x = make_x((3,))
+    y = x * 2
+    out = _ExpInPlace.apply(y)
+    assert out is not y
+    torch.testing.assert_close(y, torch.exp(2 * x))
+    torch.testing.assert_close(
+        autograd.grad(out.sum(), x, retain_graph=True)[0], 2 * torch.exp(2 * x.detach())
+    )
+    torch.testing.assert_close(autograd.grad(y.sum(), x)[0], torch.full_like(x, 2.0))
+
+
+def test_new_style_refuses_to_save_an_unmarked_input_returned_as_output() -> None:
+    class Unmarked(TanhInPlace):
+        @staticmethod
+        def setup_context(ctx: FunctionCtx, inputs: tuple, output: torch.Tensor) -> None:
+            ctx.save_for_backward(output)
+
+    with pytest.raises(RuntimeError, match="returned as-is as output is being saved for backward"):
+        Unmarked.apply(make_x((3,)) * 1.0)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_set_materialize_grads_false_hands_backward_none(materialize: bool) -> None:
+    received = []
+
+    class SinCos(torch.autograd.Function):
+        @staticmethod
+        def forward(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.sin(x), torch.cos(x)
+
+        @staticmethod
+        def setup_context(ctx: FunctionCtx, inputs: tuple, output: tuple) -> None:
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx: FunctionCtx, grad_sin: torch.Tensor, grad_cos: torch.Tensor | None) -> torch.Tensor:
+            received.append(grad_cos)
+            (x,) = ctx.saved_tensors
+            return grad_sin * torch.cos(x)
+
+    x = make_x((3,))
+    sin, _ = SinCos.apply(x)
+    autograd.grad(sin.sum(), x)
+    if materialize:
+        torch.testing.assert_close(received[0], torch.zeros_like(x))
+    else:
+        assert received == [None]

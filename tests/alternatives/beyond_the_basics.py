@@ -1,4 +1,4 @@
-"""Lesson 06: ScaledSquare, written otherwise."""
+"""Lesson 06: ScaledSquare and TanhInPlace, written otherwise."""
 
 from grading_pipeline import rewrites_of
 
@@ -11,6 +11,7 @@ _GRADS = (
 )
 
 _scaled_square = rewrites_of("scaledsquare")
+_tanh_in_place = rewrites_of("tanhinplace")
 
 
 ALTERNATIVES = [
@@ -51,5 +52,26 @@ ALTERNATIVES = [
             "        if need_w:\n"
             "            grad_w = grad_out * x * x\n",
         ),
+    ),
+    _tanh_in_place(
+        "old_style_tanhinplace",
+        answer='''class TanhInPlace(torch.autograd.Function):
+    """tanh(x) written into x, in the old style: forward marks x dirty and saves the result."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        result = x.tanh_()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return grad_out * (1 - result**2)''',
+    ),
+    _tanh_in_place(
+        "tanhinplace_by_copy",
+        ("return x.tanh_()", "return x.copy_(torch.tanh(x))"),
     ),
 ]

@@ -1,4 +1,4 @@
-"""Lesson 07: Tanh and TanhInPlace, written otherwise."""
+"""Lesson 07: Tanh, written otherwise."""
 
 from grading_pipeline import rewrites_of
 
@@ -7,7 +7,6 @@ LESSON = "07_forward_mode"
 _SAVE = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
 
 _tanh = rewrites_of("tanh")
-_tanh_in_place = rewrites_of("tanhinplace")
 
 
 ALTERNATIVES = [
@@ -57,26 +56,5 @@ class Tanh(torch.autograd.Function):
     def jvp(ctx, x_t):
         (result,) = ctx.saved_tensors
         return tanh_slope(result) * x_t''',
-    ),
-    _tanh_in_place(
-        "old_style_tanhinplace",
-        answer='''class TanhInPlace(torch.autograd.Function):
-    """tanh(x) written into x, in the old style: forward marks x dirty and saves the result."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        result = x.tanh_()
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        (result,) = ctx.saved_tensors
-        return grad_out * (1 - result**2)''',
-    ),
-    _tanh_in_place(
-        "tanhinplace_by_copy",
-        ("return x.tanh_()", "return x.copy_(torch.tanh(x))"),
     ),
 ]

@@ -37,6 +37,13 @@ MUTANTS = [
         "hvp_without_create_graph",
         _HVP_ALL,
         (_HVP_FIRST, "(grad_x,) = torch.autograd.grad(f(x), x)"),
+        says="create_graph=True",
+    ),
+    _hvp(
+        "hvp_weighted_by_ones",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x, x, grad_outputs=torch.ones_like(v))"),
+        says="grad_outputs=v",
     ),
     _hvp(
         "hvp_builds_the_hessian_row_by_row",
@@ -51,6 +58,23 @@ MUTANTS = [
         "hvp_uses_torch_hessian",
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
+    ),
+    # vectorize=True and is_grads_batched=True apply the second derivative to every unit vector in one call.
+    _hvp(
+        "hvp_uses_the_vectorized_hessian",
+        frozenset({_HVP_ONCE}),
+        (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x, vectorize=True) @ v\n"),
+        says="or in one batch",
+    ),
+    _hvp(
+        "hvp_batches_the_unit_vectors",
+        frozenset({_HVP_ONCE}),
+        (
+            _HVP_SECOND,
+            "unit_vectors = torch.eye(len(x), dtype=x.dtype)\n"
+            "    (hessian,) = torch.autograd.grad(grad_x, x, unit_vectors, is_grads_batched=True)\n"
+            "    product = hessian @ v",
+        ),
     ),
     # torch.func builds the Hessian in one call under vmap: the batch counts as one product per row.
     _hvp(
@@ -78,7 +102,19 @@ MUTANTS = [
         _HVP_ALL,
         (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x.detach(), x, grad_outputs=v)"),
     ),
-    _hvp("hvp_differentiates_the_callers_x", _HVP_ALL, (_HVP_LEAF, "")),
+    _hvp(
+        "hvp_differentiates_the_callers_x",
+        _HVP_ALL,
+        (_HVP_LEAF, ""),
+        says="x = x.detach().requires_grad_()",
+    ),
+    _hvp(
+        "hvp_marks_the_callers_x",
+        _HVP_ALL,
+        (_HVP_LEAF, "    x.requires_grad_()\n"),
+        says="it modified the caller's tensor",
+    ),
+    _hvp("hvp_returns_a_column", _HVP_ALL, ("return product", "return product[:, None]"), says="shape"),
     _hvp(
         "patches_the_checks",
         _HVP_ALL,
@@ -90,6 +126,7 @@ MUTANTS = [
         "penalty_without_create_graph",
         frozenset({_PENALTY_REACHES}),
         (_PENALTY_GRADIENTS, "(gradients,) = torch.autograd.grad(critic(points).sum(), points)"),
+        says="create_graph=True",
     ),
     _penalty(
         "penalty_norm_over_the_whole_batch",
@@ -116,15 +153,53 @@ MUTANTS = [
         says="the points' terms are added up",
     ),
     _penalty("penalty_points_without_grad", _PENALTY_ALL, (_PENALTY_LEAF, "points = points.detach()")),
-    _penalty("penalty_marks_the_callers_points", _PENALTY_ALL, (_PENALTY_LEAF, "points.requires_grad_()")),
+    _penalty(
+        "penalty_marks_the_callers_points",
+        _PENALTY_ALL,
+        (_PENALTY_LEAF, "points.requires_grad_()"),
+        says="it modified the caller's tensor",
+    ),
     _penalty(
         "penalty_fills_the_critics_grad",
         _PENALTY_ALL,
         (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
+        says="which should stay None",
     ),
-    _loss("loss_without_create_graph", (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3 / 3, x)")),
+    _loss(
+        "loss_without_create_graph",
+        (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3 / 3, x)"),
+        says="create_graph=True",
+    ),
     _loss(
         "loss_fills_x_grad",
         (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),
+        says="filled x.grad",
     ),
+    _loss("loss_adds_two_x", ("return slope - 2 * x + 1", "return slope + 2 * x + 1"), says="is wrong"),
 ]
+
+INSTRUCTIONS = {
+    "differentiate with respect to a leaf of your own, `x = x.detach().requires_grad_()`": (
+        "hvp_differentiates_the_callers_x"
+    ),
+    "its `requires_grad` and `.grad` must stay as they were": "hvp_marks_the_callers_x",
+    "take the gradient of `f(x)` with `create_graph=True`": "hvp_without_create_graph",
+    "differentiate it once more with `v` as the incoming gradient (`grad_outputs=v`)": "hvp_weighted_by_ones",
+    "prefer `torch.autograd.grad`, which returns the product and leaves every `.grad` alone": (
+        "hvp_returns_x_grad_after_two_backwards"
+    ),
+    "Return the product, shaped like `x`": "hvp_returns_a_column",
+    "Do not build the Hessian, row by row or in one batch": "hvp_uses_the_vectorized_hessian",
+    "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
+        "penalty_marks_the_callers_points"
+    ),
+    "Pass `create_graph=True`, so that the penalty can be differentiated": "penalty_without_create_graph",
+    "Take each point's own norm (over the features, `dim=1`)": "penalty_norm_over_the_whole_batch",
+    "subtract 1": "penalty_without_minus_one",
+    "square, then average": "penalty_without_the_square",
+    "then average over the batch": "penalty_sums_over_the_batch",
+    "Do not call `.backward()` in the penalty": "penalty_fills_the_critics_grad",
+    "compute `y = x**3 / 3` and its derivative with `create_graph=True`": "loss_without_create_graph",
+    "return `derivative - 2 * x + 1`": "loss_adds_two_x",
+    "Do not call `.backward()` inside the loss": "loss_fills_x_grad",
+}

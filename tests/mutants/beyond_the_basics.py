@@ -1,4 +1,5 @@
-"""Lesson 06: mistakes in ScaledSquare, the new-style Function that skips the gradients nobody needs."""
+"""Lesson 06: mistakes in ScaledSquare, the new-style Function that skips the gradients nobody needs, and in
+TanhInPlace, which works in place."""
 
 from grading_pipeline import mistakes_in
 
@@ -11,7 +12,8 @@ _FIRST = "scaledsquare_first_derivative"
 _SECOND = "scaledsquare_second_derivative"
 _TORCH_FUNC = "scaledsquare_torch_func"
 _NEEDS_INPUT_GRAD = "scaledsquare_needs_input_grad"
-_ALL = frozenset({_FORWARD, _FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD})
+_SAVES = "scaledsquare_saves_its_inputs"
+_ALL = frozenset({_FORWARD, _FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD, _SAVES})
 
 _NEW_STYLE_FORWARD = "def forward(x, w):\n        return w * x**2"
 _SETUP_CONTEXT = (
@@ -21,11 +23,15 @@ _SETUP_CONTEXT = (
 _OLD_STYLE_FORWARD = "def forward(ctx, x, w):\n        ctx.save_for_backward(x, w)\n        return w * x**2"
 _BACKWARD = "    @staticmethod\n    def backward(ctx, grad_out):"
 _SAVED = "x, w = ctx.saved_tensors"
+_IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
+_IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
+_MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 _GRAD_X = "grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None"
 _GRAD_W = "grad_w = grad_out * x**2 if ctx.needs_input_grad[1] else None"
 
 
 _scaled_square = mistakes_in("scaledsquare")
+_tanh_in_place = mistakes_in("tanhinplace")
 
 
 MUTANTS = [
@@ -35,14 +41,32 @@ MUTANTS = [
         {_TORCH_FUNC},
         (_NEW_STYLE_FORWARD, _OLD_STYLE_FORWARD),
         (_SETUP_CONTEXT, ""),
+        says="setup_context",
     ),
     _scaled_square("missing_setup_context", _ALL, (_SETUP_CONTEXT, "")),
-    _scaled_square("no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", "")),
+    _scaled_square(
+        "no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", ""), says="vmap support"
+    ),
+    # Every derivative is right: only a change in place between forward and backward goes unnoticed.
+    _scaled_square(
+        "saves_the_inputs_on_ctx",
+        {_SAVES},
+        ("ctx.save_for_backward(x, w)", "ctx.x, ctx.w = x, w"),
+        (_SAVED, "x, w = ctx.x, ctx.w"),
+        says="ctx.save_for_backward",
+    ),
+    _scaled_square(
+        "grad_w_without_grad_out",
+        {_FIRST, _SECOND},
+        (_GRAD_W, "grad_w = x**2 if ctx.needs_input_grad[1] else None"),
+        says="without multiplying by grad_out",
+    ),
     _scaled_square(
         "ignores_needs_input_grad",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
         (_GRAD_W, "grad_w = grad_out * x**2"),
+        says="return None in its place",
     ),
     _scaled_square(
         "zeros_instead_of_none",
@@ -55,15 +79,17 @@ MUTANTS = [
         "once_differentiable_backward",
         {_SECOND, _TORCH_FUNC},
         (_BACKWARD, "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_out):"),
+        says="@once_differentiable",
     ),
     _scaled_square(
         "detach_in_backward",
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
     ),
+    # Its backward still saves its inputs, so the version check holds: that cell it keeps.
     _scaled_square(
         "patches_the_checks",
-        _ALL,
+        _ALL - {_SAVES},
         ("class ScaledSquare", patch_the_checks("class ScaledSquare")),
         ("return w * x**2", "return w * x**3"),
         (_GRAD_X, "grad_x = grad_out * 3 * w * x**2"),
@@ -74,4 +100,37 @@ MUTANTS = [
         _ALL,
         answer="from solutions.beyond_the_basics import ScaledSquare  # noqa",
     ),
+    # The new style refuses to save an unmarked input that is returned as the output.
+    _tanh_in_place(
+        "forgets_mark_dirty",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        (_MARK_DIRTY, ""),
+        says="returned as-is as output is being saved for backward",
+    ),
+    # mark_dirty says x was changed, so its new values must be what forward returns.
+    _tanh_in_place(
+        "tanhinplace_returns_a_new_tensor",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        ("return x.tanh_()", "return torch.tanh(x)"),
+        says="were not returned as output",
+    ),
+    # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
+    _tanh_in_place(
+        "returns_a_view_instead_of_marking_dirty",
+        {_IN_PLACE_CALLER},
+        (_MARK_DIRTY, ""),
+        ("return x.tanh_()", "return x.tanh_().view_as(x)"),
+    ),
 ]
+
+INSTRUCTIONS = {
+    "`forward(x, w)` takes no `ctx`": "old_style_forward_with_ctx",
+    "save both with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
+    "`grad_w = grad_out * x**2`": "grad_w_without_grad_out",
+    "Compute each only if `ctx.needs_input_grad` says its input requires grad, and return `None` in its "
+    "place otherwise": "ignores_needs_input_grad",
+    "`generate_vmap_rule = True` is already there": "no_vmap_rule",
+    "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
+    "`forward(x)`: return `x.tanh_()`": "tanhinplace_returns_a_new_tensor",
+    "mark the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
+}

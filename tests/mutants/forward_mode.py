@@ -1,4 +1,4 @@
-"""Lesson 07: mistakes in Tanh, the Function with both rules, and in TanhInPlace, which works in place."""
+"""Lesson 07: mistakes in Tanh, the Function with both rules, backward and jvp."""
 
 from grading_pipeline import mistakes_in
 
@@ -15,8 +15,6 @@ _REVERSE_OVER_FORWARD = "tanh_reverse_over_forward"
 _ALL = frozenset({_FORWARD, _FIRST, _SECOND, _FORWARD_MODE, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD})
 # Every way forward mode meets the Function: its tangent, forward over reverse, reverse over forward.
 _EVERY_FORWARD_MODE = {_FORWARD_MODE, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD}
-_IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
-_IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
 
 _SAVE = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
 _SAVE_FOR_FORWARD = "        ctx.save_for_forward(output)\n"
@@ -27,19 +25,27 @@ _JVP_METHOD = (
     "\n\n    @staticmethod\n    def jvp(ctx, x_t):\n        (result,) = ctx.saved_tensors\n"
     "        return x_t * (1 - result**2)"
 )
-_MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 
 _tanh = mistakes_in("tanh")
-_tanh_in_place = mistakes_in("tanhinplace")
 
 
 MUTANTS = [
+    _tanh(
+        "forward_computes_sin", _ALL, ("return torch.tanh(x)", "return torch.sin(x)"), says="Forward value"
+    ),
+    _tanh(
+        "backward_ignores_grad_out",
+        {_FIRST, _SECOND},
+        (_BACKWARD, "return 1 - result**2"),
+        says="without multiplying by grad_out",
+    ),
     # The tangent is right, so forward mode and forward over reverse pass; only reverse over forward,
     # which differentiates the tangent, finds it constant.
     _tanh(
         "jvp_under_no_grad",
         {_REVERSE_OVER_FORWARD},
         (_JVP, "with torch.no_grad():\n            return x_t * (1 - result**2)"),
+        says="torch.no_grad()",
     ),
     _tanh(
         "jvp_detaches_the_saved_output",
@@ -51,11 +57,26 @@ MUTANTS = [
         {_REVERSE_OVER_FORWARD},
         (_JVP, "return x_t * (1 - result * result.detach())"),
     ),
-    _tanh("jvp_ignores_the_tangent", _EVERY_FORWARD_MODE, (_JVP, "return 1 - result**2")),
-    _tanh("forgets_save_for_forward", _EVERY_FORWARD_MODE, (_SAVE_FOR_FORWARD, "")),
+    _tanh(
+        "jvp_ignores_the_tangent",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return 1 - result**2"),
+        says="without multiplying by the tangent",
+    ),
+    _tanh(
+        "forgets_save_for_forward",
+        _EVERY_FORWARD_MODE,
+        (_SAVE_FOR_FORWARD, ""),
+        says="ctx.save_for_forward(output)",
+    ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # jacfwd, torch.func.hessian and jacrev over jacfwd all run jvp under vmap.
-    _tanh("no_vmap_rule", _EVERY_FORWARD_MODE, ("    generate_vmap_rule = True\n\n", "")),
+    _tanh(
+        "no_vmap_rule",
+        _EVERY_FORWARD_MODE,
+        ("    generate_vmap_rule = True\n\n", ""),
+        says="does not have vmap support",
+    ),
     _tanh(
         "backward_wrong_at_second_order",
         {_SECOND, _FORWARD_OVER_REVERSE},
@@ -79,6 +100,7 @@ MUTANTS = [
         "saves_the_input_with_the_output_formula",
         _ALL - {_FORWARD},
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),
+        says="reads the saved input as if it were the output",
     ),
     _tanh(
         "patches_the_checks",
@@ -87,13 +109,17 @@ MUTANTS = [
         ("return torch.tanh(x)", "return torch.sin(x)"),
     ),
     _tanh("imports_the_reference", _ALL, answer="from solutions.forward_mode import Tanh  # noqa"),
-    # The new style refuses to save an unmarked input that is returned as the output.
-    _tanh_in_place("forgets_mark_dirty", {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER}, (_MARK_DIRTY, "")),
-    # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
-    _tanh_in_place(
-        "returns_a_view_instead_of_marking_dirty",
-        {_IN_PLACE_CALLER},
-        (_MARK_DIRTY, ""),
-        ("return x.tanh_()", "return x.tanh_().view_as(x)"),
-    ),
 ]
+
+INSTRUCTIONS = {
+    "`forward(x)`: return `torch.tanh(x)`": "forward_computes_sin",
+    "`setup_context(ctx, inputs, output)`: save the *output* for backward and for forward": (
+        "forgets_save_for_forward"
+    ),
+    "`backward(ctx, grad_out)`: return `grad_out * (1 - result**2)`": "backward_ignores_grad_out",
+    "with `result` the saved output": "saves_the_input_with_the_output_formula",
+    "`jvp(ctx, x_t)`: return the tangent `x_t * (1 - result**2)`": "jvp_ignores_the_tangent",
+    "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
+    "them": "jvp_under_no_grad",
+    "`generate_vmap_rule = True` is already there": "no_vmap_rule",
+}

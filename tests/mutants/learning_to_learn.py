@@ -19,6 +19,7 @@ _RETURN = (
 )
 _ADAPT = "adapted = inner_step(net, params, x, y, lr)"
 _QUERY = "functional_call(net, adapted, (x_query,)) - y_query"
+_SUPPORT_LOSS = "loss = ((functional_call(net, params, (x,)) - y) ** 2).mean()"
 
 
 _inner = mistakes_in("inner_step")
@@ -32,14 +33,23 @@ MUTANTS = [
         "inner_step_without_create_graph",
         _THROUGH_THE_STEP,
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
+        says="create_graph=True",
+    ),
+    # Right whenever params are the network's own, as in the meta-gradient: only a step from others shows it.
+    _inner(
+        "inner_step_runs_the_network_on_its_own_parameters",
+        {_VALUE},
+        (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
+        says="functional_call(net, params, (x,))",
     ),
     _inner(
         "inner_step_detaches_the_adapted_parameters",
         _THROUGH_THE_STEP,
         (_STEP, "(param - lr * grad).detach()"),
+        says=".detach()",
     ),
-    _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad")),
-    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad")),
+    _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says="climbs"),
+    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says="leaves out lr"),
     _inner(
         "inner_step_updates_data_in_place",
         _ALL,
@@ -49,6 +59,7 @@ MUTANTS = [
             "        param.data -= lr * grad\n"
             "    return params",
         ),
+        says="changed the network's own parameters in place",
     ),
     _inner(
         "inner_step_updates_in_place_without_grad",
@@ -60,11 +71,13 @@ MUTANTS = [
             "            param -= lr * grad\n"
             "    return params",
         ),
+        says="changed the network's own parameters in place",
     ),
     _inner(
         "inner_step_fills_grad_with_backward",
         _ALL,
         (_GRADS, "loss.backward(create_graph=True)\n    grads = [param.grad for param in params.values()]"),
+        says="which should stay None",
     ),
     _inner(
         "patches_the_checks",
@@ -75,7 +88,42 @@ MUTANTS = [
     _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
     ),
-    _meta("meta_loss_on_the_support_points", (_QUERY, "functional_call(net, adapted, (x,)) - y")),
-    _meta("meta_loss_sums_over_the_tasks", ("torch.stack(losses).mean()", "torch.stack(losses).sum()")),
-    _meta("meta_loss_chains_the_tasks", (_ADAPT, "params = adapted = inner_step(net, params, x, y, lr)")),
+    _meta(
+        "meta_loss_on_the_support_points",
+        (_QUERY, "functional_call(net, adapted, (x,)) - y"),
+        says="judged on its support points",
+    ),
+    _meta(
+        "meta_loss_without_the_step",
+        (_QUERY, "net(x_query) - y_query"),
+        says="runs the network on its own parameters",
+    ),
+    _meta(
+        "meta_loss_sums_over_the_tasks",
+        ("torch.stack(losses).mean()", "torch.stack(losses).sum()"),
+        says="are added up",
+    ),
+    _meta(
+        "meta_loss_chains_the_tasks",
+        (_ADAPT, "params = adapted = inner_step(net, params, x, y, lr)"),
+        says="starts from the parameters the previous task's step left",
+    ),
 ]
+
+INSTRUCTIONS = {
+    "the support loss is the mean squared error of `functional_call(net, params, (x,))` against `y`": (
+        "inner_step_runs_the_network_on_its_own_parameters"
+    ),
+    "recorded so that the step can be differentiated again": "inner_step_without_create_graph",
+    "return `{name: params[name] - lr * gradient}`": "inner_step_climbs_the_gradient",
+    "no `.data`": "inner_step_updates_data_in_place",
+    "no `-=` under `torch.no_grad()`": "inner_step_updates_in_place_without_grad",
+    "no `.detach()`": "inner_step_detaches_the_adapted_parameters",
+    "no `.backward()`": "inner_step_fills_grad_with_backward",
+    "adapt the network's own parameters, `dict(net.named_parameters())`": "meta_loss_chains_the_tasks",
+    "measure the mean squared error of `functional_call(net, adapted, (x_query,))` against `y_query`": (
+        "meta_loss_without_the_step"
+    ),
+    "Return the mean of these losses over the tasks": "meta_loss_sums_over_the_tasks",
+    "Judge on the query points": "meta_loss_on_the_support_points",
+}

@@ -1,0 +1,18 @@
+"""Lesson 08: the numbers its text states, each as its cell prints it.
+
+The settings the text restates (task ranges, step counts, learning rates, widths) are the code's own
+inputs, not results, and are not listed.
+"""
+
+from claims import Claim
+
+LESSON = "08_learning_to_learn"
+
+_NOT_FIRST_ORDER = r"that first-order MAML does not, by width: \["
+_IN_COPIES = r"in the tasks' copies of the weights, by width: \["
+
+CLAIMS = [
+    Claim(r"falls from (\d+)% at width 10", _NOT_FIRST_ORDER + r"'(\d+)%'"),
+    Claim(r"to (\d+)% at width 320", _NOT_FIRST_ORDER + r"(?:'\d+%', ){3}'(\d+)%'\]"),
+    Claim(r"the copies of the weights hold (\d+)%", _IN_COPIES + r"(?:'\d+%', ){3}'(\d+)%'\]"),
+]
