@@ -10,6 +10,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autograder.course import release
+    from autograder.course.layout import REPOSITORY
 
     if args.check:
         outdated = release.stale()
@@ -17,5 +18,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"course/{name} is out of date: run `make release`", file=sys.stderr)
         return 1 if outdated else 0
     for path in release.generate(release.STUDENT_NOTEBOOKS):
-        print(f"wrote {path.relative_to(release.REPOSITORY)}")
+        print(f"wrote {path.relative_to(REPOSITORY)}")
     return 0
