@@ -123,8 +123,11 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
         high: float = 2.0,
         name: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        batched: bool = False,
     ) -> None:
         _reference_names(reference)
+        if batched and kind == "forward":
+            raise TypeError("batched is for the checks of a derivative: forward has no backward to batch")
         _ask(
             kind,
             function,
@@ -135,6 +138,7 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
             low=low,
             high=high,
             timeout=timeout,
+            batched=batched,
         )
 
     check.__name__ = check.__qualname__ = f"check_{kind}"
@@ -143,6 +147,8 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
     `reference` is plain torch code taking the same tensors (`lambda x: x**2`); its parameter names
     name the inputs in messages. Inputs are float64, uniform in [low, high). `randomized=True` draws
     fresh shapes and values in the checker process: hidden tests use it so that hard-coded answers fail.
+    `batched=True` (a derivative's check) also feeds backward a batch of incoming gradients under vmap,
+    as gradcheck's check_batched_grad does: for a Function the lesson runs under torch.func.
     Raises AssertionError saying what is wrong, where, and the likely mistake.
     """
     return check

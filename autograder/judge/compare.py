@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from autograder.judge import hints
+from autograder.judge import gradcheck, hints
 from autograder.wire import samples
 from autograder.wire.tensors import NotATensor, first_difference, is_zero, mismatch
 from autograder.wire.verdict import FailedCheckError, Verdict
@@ -117,9 +117,9 @@ def compare_forward(name, names, expected, measurement, where) -> None:
                 )
 
 
-def _consistent(measurement: dict) -> bool:
+def _consistent(record: dict) -> bool:
     """Whether the probe's Jacobian by backward agrees with finite differences, as gradcheck decides."""
-    jacobians = measurement.get("jacobians")
+    jacobians = record.get("gradcheck")
     if not isinstance(jacobians, dict) or "error" in jacobians:
         return False
     analytic, again, numeric = jacobians["analytic"], jacobians["again"], jacobians["numeric"]
@@ -172,21 +172,21 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
                 raise FailedCheckError(f"First derivative: backward of {name} returned None for {label}.")
             problem = mismatch(w, g, names, keep["inputs"])
             if problem:
-                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got), measurement)
+                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got))
                 raise FailedCheckError(
                     f"First derivative with respect to {label} is wrong: {name} on "
                     f"{samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
                     f"{_fed_there(keep['grad_outs'], w, g)}: {problem}.\n{cause}"
                 )
-    _agrees_with_finite_differences(name, names, expected, measurement, "gradcheck", "first derivatives")
+    _passes_torchs_checks(name, names, expected, measurement, "gradcheck", "first derivatives")
 
 
-def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, measurement) -> str:
+def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
     """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if _forward_is_wrong(keep, outputs):
         return "Likely cause: forward itself is wrong (see the forward check); fix it first. " + (
             "Your backward does match your own forward (gradcheck passes), so only forward is off."
-            if _consistent(measurement)
+            if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
     grad_outs = keep["grad_outs"]
@@ -209,20 +209,26 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, 
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 
 
-def _agrees_with_finite_differences(name, names, expected, measurement, checker: str, what: str) -> None:
-    """The classic test on top of the reference comparison: analytic against numerical derivatives."""
-    if _consistent(measurement):
+def _passes_torchs_checks(name, names, expected, measurement, checker: str, what: str) -> None:
+    """On top of the reference comparison, what torch's gradcheck or gradgradcheck checks, on every
+    sample: analytic against numerical derivatives, then the rest (`autograder.judge.gradcheck`)."""
+    for keep, record in _samples_of(expected, measurement):
+        _agrees_with_finite_differences(name, names, keep, record, checker, what)
+        gradcheck.check(checker, name, names, keep, record["gradcheck"], _incoming(names))
+
+
+def _agrees_with_finite_differences(name, names, keep, record, checker: str, what: str) -> None:
+    if _consistent(record):
         return
-    keep, record = expected["samples"][0], measurement["samples"][0]
     on = f"{name} on {samples.describe(names, keep['inputs'])}"
-    jacobians = measurement.get("jacobians")
+    jacobians = record.get("gradcheck")
     crashed = isinstance(jacobians, dict) and "error" in jacobians
     if _forward_is_wrong(keep, _outputs(name, keep, record)):
         cause = (
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
             "derivatives, which are not the derivatives of your forward."
         )
-    elif measurement.get("changes_outputs") is True:
+    elif record.get("changes_outputs") is True:
         cause = (
             "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
             "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
@@ -308,7 +314,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 f"Second derivative with respect to {label} is wrong: differentiating grad "
                 f"(from create_graph=True) of {at}: {problem}.\n{_text(hint)}"
             )
-    _agrees_with_finite_differences(name, names, expected, measurement, "gradgradcheck", "second derivatives")
+    _passes_torchs_checks(name, names, expected, measurement, "gradgradcheck", "second derivatives")
 
 
 # check_result: an ordinary function, compared by what it returns, leaves in .grad, and lets flow back.

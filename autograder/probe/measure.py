@@ -187,7 +187,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
     kind, name, names = request["kind"], request["name"], request["names"]
     records = []
     measurement = {"samples": records}
-    for number, sample in enumerate(request["samples"]):
+    for sample in request["samples"]:
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
         records.append(record)
@@ -209,11 +209,10 @@ def _measure_function(request: dict, function: Callable) -> dict:
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
             _second_derivative(record, name, names, outputs, inputs, sample)
-        if number == 0:
-            measurement["jacobians"] = _consistency(kind, function, inputs, sample)
-            measurement["changes_outputs"] = diagnose.changes_outputs_in_backward(
-                _as_outputs(_called(name, function, inputs, "")[0]), inputs
-            )
+        record["gradcheck"] = _gradcheck(kind, function, inputs, sample, request.get("batched") is True)
+        record["changes_outputs"] = diagnose.changes_outputs_in_backward(
+            _as_outputs(_called(name, function, inputs, "")[0]), inputs
+        )
     return measurement
 
 
@@ -279,33 +278,125 @@ def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
         record["grads2_hint"] = diagnose.known_error_hint(error)
 
 
-def _consistency(kind: str, function: Callable, inputs, sample) -> dict:
-    """The two Jacobians gradcheck (first derivative) or gradgradcheck (second) compares, as numbers."""
+def _checked(kind: str, function: Callable, inputs, sample) -> tuple[Callable, list[torch.Tensor]]:
+    """The function gradcheck (first derivative) or gradgradcheck (second) checks, and its arguments:
+    for the second, the gradient with create_graph=True as a function of the inputs and grad_outs."""
     if kind == "first_derivative":
-        checked, arguments = function, [t.detach() for t in inputs]
-    else:
-        count = len(inputs)
+        return function, [t.detach() for t in inputs]
+    count = len(inputs)
 
-        def checked(*variables):
-            outputs = _as_outputs(function(*variables[:count]))
-            pairs = [(o, g) for o, g in zip(outputs, variables[count:], strict=True) if o.requires_grad]
-            grads = torch.autograd.grad(
-                [o for o, _ in pairs],
-                variables[:count],
-                [g for _, g in pairs],
-                create_graph=True,
-                allow_unused=True,
-            )
-            return tuple(
-                torch.zeros_like(x) if g is None else g for x, g in zip(variables[:count], grads, strict=True)
-            )
+    def checked(*variables):
+        outputs = _as_outputs(function(*variables[:count]))
+        pairs = [(o, g) for o, g in zip(outputs, variables[count:], strict=True) if o.requires_grad]
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs],
+            variables[:count],
+            [g for _, g in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
+        return tuple(
+            torch.zeros_like(x) if g is None else g for x, g in zip(variables[:count], grads, strict=True)
+        )
 
-        arguments = [t.detach() for t in inputs] + list(sample["grad_outs"])
+    return checked, [t.detach() for t in inputs] + list(sample["grad_outs"])
+
+
+def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> dict:
+    """What gradcheck (first derivative) or gradgradcheck (second) looks at, with their defaults, as
+    numbers: the Jacobians by backward and by finite differences, then what backward gives for incoming
+    gradients that are zero, and that are undefined (None); with `batched`, what it gives for a batch
+    of incoming gradients under vmap (their check_batched_grad)."""
+    checked, arguments = _checked(kind, function, inputs, sample)
     try:
         analytic, again = _analytic(checked, arguments)
-        return {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
+        numbers = {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
     except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
-        return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
+        return _failed(error)
+    numbers["zeroed"] = _fed(checked, arguments, lambda index: False)
+    numbers["undefined"] = _with_undefined_gradients(checked, arguments)
+    if batched:
+        numbers["batched"] = _batched(checked, arguments)
+    return numbers
+
+
+def _failed(error: Exception) -> dict:
+    return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
+
+
+def _differentiable(checked: Callable, arguments: list[torch.Tensor]):
+    """Fresh leaves for the arguments, and the outputs of `checked` on them that require grad."""
+    variables = [a.clone().requires_grad_() for a in arguments]
+    outputs = [o for o in _as_outputs(checked(*variables)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    return variables, outputs
+
+
+def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[int], bool]) -> dict:
+    """The gradients backward gives when every incoming gradient is zero, those of the outputs
+    `undefined` picks made undefined (None to a Function that does not materialize them): gradcheck
+    wants each to be None or zero."""
+    variables, outputs = _differentiable(checked, arguments)
+    if not outputs:
+        return {"grads": []}
+    make_undefined = torch._C._functions.UndefinedGrad()
+    marked = [make_undefined(o) if undefined(index) else o for index, o in enumerate(outputs)]
+    try:
+        grads = torch.autograd.grad(
+            marked, variables, [torch.zeros_like(o) for o in marked], allow_unused=True
+        )
+    except Exception as error:  # noqa: BLE001 - backward's own error is the finding
+        if all(undefined(index) for index in range(len(outputs))):
+            return _failed(error) | {"returned": diagnose.returned_for_missing_gradients(outputs)}
+        return _failed(error)
+    return {"grads": [arrays.tree(g) for g in grads]}
+
+
+def _with_undefined_gradients(checked: Callable, arguments: list[torch.Tensor]) -> list[dict]:
+    """As gradcheck's check_undefined_grad: what backward gives when every incoming gradient is undefined,
+    then, for several outputs, when each one alone is."""
+    _, outputs = _differentiable(checked, arguments)
+    every = _fed(checked, arguments, lambda index: True)
+    if len(outputs) < 2:
+        return [every]
+    return [
+        every,
+        *(
+            _fed(checked, arguments, lambda index, alone=alone: index == alone)
+            for alone in range(len(outputs))
+        ),
+    ]
+
+
+# How many incoming gradients a batched check feeds at once, as gradcheck's check_batched_grad does.
+_BATCH = 2
+
+
+def _batched(checked: Callable, arguments: list[torch.Tensor]) -> dict:
+    """For each output, the gradients backward gives for a batch of random incoming gradients under
+    vmap, and for each of them alone: gradcheck's check_batched_grad wants them equal."""
+    variables, outputs = _differentiable(checked, arguments)
+    gen = torch.Generator().manual_seed(0)
+    vmapped, looped = [], []
+    try:
+        for output in outputs:
+            batch = torch.randn((_BATCH, *output.shape), generator=gen, dtype=output.dtype)
+            grads = torch.autograd.grad(
+                output, variables, batch, retain_graph=True, allow_unused=True, is_grads_batched=True
+            )
+            vmapped += [
+                torch.zeros((_BATCH, *v.shape), dtype=v.dtype) if g is None else g
+                for v, g in zip(variables, grads, strict=True)
+            ]
+            alone = [
+                torch.autograd.grad(output, variables, v, retain_graph=True, allow_unused=True) for v in batch
+            ]
+            looped += [
+                torch.stack([torch.zeros_like(v) if g is None else g for g in column])
+                for v, column in zip(variables, zip(*alone, strict=True), strict=True)
+            ]
+    except Exception as error:  # noqa: BLE001 - an error under vmap is the finding
+        return _failed(error)
+    return {"vmapped": [t.detach() for t in vmapped], "looped": [t.detach() for t in looped]}
 
 
 def _analytic(function: Callable, arguments: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -39,17 +39,4 @@ ALTERNATIVES = [
         (_SETUP_CONTEXT, "        ctx.set_materialize_grads(False)\n        ctx.save_for_backward(*inputs)"),
         (_GRADS, "        if grad_out is None:\n            return None, None\n" + _GRADS),
     ),
-    _scaled_square(
-        "scaledsquare_fills_in_needed_gradients",
-        (
-            _GRADS,
-            "        grad_x = grad_w = None\n"
-            "        need_x, need_w = ctx.needs_input_grad\n"
-            "        if need_x:\n"
-            "            grad_x = torch.zeros_like(x)\n"
-            "            grad_x += 2 * grad_out * w * x\n"
-            "        if need_w:\n"
-            "            grad_w = grad_out * x * x\n",
-        ),
-    ),
 ]
