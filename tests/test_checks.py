@@ -137,6 +137,38 @@ class SinhReturnsZeroForAMissingGradient(Sinh):
         return grad_out * (expx + expnegx) / 2 + sum(extras)
 
 
+class SquareReturnsZeroForNone(Square):
+    """Right for every gradient it is given; with grads left unmaterialized it answers None with int 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return Square.forward(ctx, x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 0 if grad_out is None else Square.backward(ctx, grad_out)
+
+
+class SquareGivesOneForZero(Square):
+    """Right for every grad_out that is not zero; for one that is all zero, it gives one, not zero."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return Square.backward(ctx, grad_out) + float(bool((grad_out == 0).all()))
+
+
+class ScaledCubeAddsIntoANewTensor(ScaledCube):
+    """Right one grad_out at a time; under vmap its zeros_like(x) has no batch dimension to add into."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        grad_out_in, x = ctx.saved_tensors
+        grad_x = torch.zeros_like(x)
+        grad_x += grad_out * grad_out_in * 6 * x
+        return grad_out * 3 * x**2, grad_x
+
+
 class NoisySquare(Square):
     """A right Square that prints and warns while it computes."""
 
@@ -1055,6 +1087,44 @@ def test_backward_returning_a_number_for_a_missing_gradient_is_named_not_called_
         assert "expected Variable or None (got int)" in message
         assert "Likely cause: backward returns a number (such as 0) where a gradient belongs" in message
         assert "one call to the next" not in message
+
+
+def test_backward_returning_a_number_when_every_gradient_is_none_fails_as_gradcheck_does():
+    """gradcheck's check_undefined_grad hands backward None for every output; a number is refused."""
+    check_forward(SquareReturnsZeroForNone.apply, square)
+    message = failure(check_first_derivative, SquareReturnsZeroForNone.apply, square)
+    assert message.startswith(
+        "gradcheck fails for SquareReturnsZeroForNone on x of shape (): SquareReturnsZeroForNone.backward "
+        "returned the int 0 when every incoming gradient was None: return None or a zero tensor."
+    ), message
+
+
+def test_backward_giving_a_gradient_for_a_zero_grad_out_fails_as_gradcheck_does():
+    """gradcheck feeds a zero grad_out and wants zero back: every term is multiplied by grad_out."""
+    check_forward(SquareGivesOneForZero.apply, square)
+    message = failure(check_first_derivative, SquareGivesOneForZero.apply, square)
+    assert message.startswith(
+        "gradcheck fails for SquareGivesOneForZero on x of shape (): with every grad_out zero, backward "
+        "gives a nonzero gradient for x; it must give zero (or None)."
+    ), message
+
+
+def test_backward_that_fails_under_vmap_fails_a_batched_check_only():
+    """batched=True adds gradcheck's check_batched_grad: a batch of grad_outs at once, under vmap."""
+    check_first_derivative(ScaledCubeAddsIntoANewTensor.apply, scaled_cube)
+    message = failure(check_first_derivative, ScaledCubeAddsIntoANewTensor.apply, scaled_cube, batched=True)
+    assert message.startswith(
+        "gradcheck fails for ScaledCubeAddsIntoANewTensor on grad_out, x of shape (): fed a batch of "
+        "incoming gradients at once under vmap"
+    ), message
+    assert "Likely cause: backward adds in place (grad_x += ...) into a tensor it created" in message
+    check_first_derivative(ScaledCube.apply, scaled_cube, batched=True)
+    check_second_derivative(ScaledCube.apply, scaled_cube, batched=True)
+
+
+def test_forward_check_refuses_the_batched_option():
+    with pytest.raises(TypeError, match="batched is for the checks of a derivative"):
+        check_forward(Square.apply, square, batched=True)
 
 
 def test_hard_coded_visible_answers_pass_visible_but_fail_randomized_check():

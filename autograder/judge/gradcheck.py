@@ -65,8 +65,8 @@ def _batched(run: _Check, measured: dict) -> None:
             "expression of torch operations on the incoming gradient and the saved tensors."
         )
         raise run.fails(
-            f"fed a batch of {run.fed}s at once under vmap, as torch.func's vmap and jacrev do (its "
-            f"check_batched_grad), {run.runs} raised {_text(measured['error'])}{hint}"
+            "fed a batch of incoming gradients at once under vmap, as torch.func's vmap and jacrev do "
+            f"(its check_batched_grad), {run.runs} raised {_text(measured['error'])}{hint}"
         )
     vmapped, looped = measured["vmapped"], measured["looped"]
     if not all(isinstance(t, torch.Tensor) for t in (*vmapped, *looped)):
@@ -79,9 +79,9 @@ def _batched(run: _Check, measured: dict) -> None:
         ):
             label = run.labels[index % len(run.labels)]
             raise run.fails(
-                f"fed a batch of {run.fed}s at once under vmap (its check_batched_grad), {run.runs} gives "
-                f"other gradients for {label} than fed each alone.\nLikely cause: backward mixes the "
-                "elements of the incoming gradient (a sum or a reshape over all of it)."
+                "fed a batch of incoming gradients at once under vmap (its check_batched_grad), "
+                f"{run.runs} gives other gradients for {label} than fed each alone.\nLikely cause: backward "
+                "mixes the elements of the incoming gradient (a sum or a reshape over all of it)."
             )
 
 
