@@ -52,7 +52,7 @@ class Judged:
         return any(error is not None for error in self.torch_errors)
 
 
-def test_cells(lesson: str) -> dict[str, str]:
+def lesson_tests(lesson: str) -> dict[str, str]:
     """The lesson's test cells, hidden tests included, by grade_id in notebook order."""
     source = nbformat.read(SOURCE / lesson / f"{lesson}.ipynb", as_version=4)
     return {
@@ -65,7 +65,7 @@ def test_cells(lesson: str) -> dict[str, str]:
 def planned(lesson: str) -> list[tuple[str, Check]]:
     """Every check of the lesson's test cells, numbered and seeded as the class grader numbers them."""
     checks: list[tuple[str, Check]] = []
-    for grade_id, source in test_cells(lesson).items():
+    for grade_id, source in lesson_tests(lesson).items():
         checks += [(grade_id, check) for check in checks_of(source, SEED, len(checks))]
     return checks
 
@@ -95,7 +95,7 @@ def _program(lesson: str, answers: dict[str, str]) -> list[str]:
     """The code the child runs, in notebook order: each answer cell whole, and of the other cells only
     the definitions that the answers and test cells use, directly or through one another."""
     notebook = submission(lesson, answers)
-    wanted = set().union(*(_names_read(ast.parse(source)) for source in test_cells(lesson).values()))
+    wanted = set().union(*(_names_read(ast.parse(source)) for source in lesson_tests(lesson).values()))
     steps: list[str | list[ast.stmt]] = []
     for cell in notebook.cells:
         role = cell.metadata.get("nbgrader", {})

@@ -969,6 +969,35 @@ def test_stub_backward_is_reported_as_backward_not_written_yet(check):
     assert message == "The backward of SquareBackwardStub is not written yet: it raises NotImplementedError."
 
 
+def square_stub(x):
+    """A plain function left as the release leaves it."""
+    raise NotImplementedError()
+
+
+def squared_through_the_stub(x):
+    """What a test cell defines around the student's function: it is not the one to write."""
+    return square_stub(x)
+
+
+def test_stub_behind_a_function_of_the_test_is_the_one_named():
+    message = failure(check_forward, squared_through_the_stub, square)
+    assert message.startswith("square_stub is not written yet: calling it raises NotImplementedError.")
+
+
+def test_torchs_own_not_implemented_error_is_reported_as_raised_not_as_unwritten():
+    """A Function without jvp in forward mode: torch raises NotImplementedError, not a stub of the release."""
+
+    def tangent(x):
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(x, torch.ones_like(x))
+            return torch.autograd.forward_ad.unpack_dual(Square.apply(dual)).tangent
+
+    message = failure(check_forward, tangent, lambda x: 2 * x)
+    assert message.startswith("tangent raised NotImplementedError: You must implement the jvp function"), (
+        message
+    )
+
+
 @pytest.mark.parametrize("check", CHECKS)
 def test_error_in_forward_names_the_exception_and_the_input_shape(check):
     message = failure(check, SquareTypeError.apply, square)

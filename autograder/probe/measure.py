@@ -156,23 +156,32 @@ def _called(name: str, function: Callable, args: tuple, where: str):
     """(result, None), or (None, the message saying what the student's code raised and on what)."""
     try:
         return function(*args), None
-    except NotImplementedError as error:
-        return None, (
-            f"{_raiser(error, name)} is not written yet: calling it raises NotImplementedError. "
-            "Replace `raise NotImplementedError()` with your code."
-        )
     except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
+        stub = _stub_that_raised(error)
+        if stub:
+            return None, (
+                f"{stub} is not written yet: calling it raises NotImplementedError. "
+                "Replace `raise NotImplementedError()` with your code."
+            )
         hint = diagnose.known_error_hint(error)
         return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
 
 
-def _raiser(error: BaseException, name: str) -> str:
-    """What raised: `Square.forward` when a Function's stub did, rather than the wrapper the test called."""
+# Where the interpreter's own modules and the installed packages (torch) live: not the notebook's code.
+_LIBRARIES = tuple({sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix})
+
+
+def _stub_that_raised(error: Exception) -> str | None:
+    """The notebook's function that raised a NotImplementedError itself, by the name the student wrote
+    (`inner_step`, `Square.forward`): the release's stub, and not the test's function that called it; None
+    for any other error, and for torch's own NotImplementedError (a jvp a Function lacks)."""
     entry = error.__traceback__
     while entry is not None and entry.tb_next is not None:
         entry = entry.tb_next
-    qualname = entry.tb_frame.f_code.co_qualname if entry is not None else name
-    return qualname if qualname.split(".")[-1] in ("forward", "backward", "setup_context", "jvp") else name
+    if not isinstance(error, NotImplementedError) or entry is None:
+        return None
+    code = entry.tb_frame.f_code
+    return None if code.co_filename.startswith(_LIBRARIES) else code.co_qualname
 
 
 def _as_outputs(value) -> tuple:
@@ -232,9 +241,9 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
             create_graph=create_graph,
             allow_unused=True,
         ), None
-    except NotImplementedError:
-        return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
     except Exception as error:  # noqa: BLE001 - as in _called
+        if _stub_that_raised(error):
+            return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
         return None, _text(
             f"The backward of {name} raised {type(error).__name__}: {error}\n"
             f"  on {samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
