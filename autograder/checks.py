@@ -20,6 +20,7 @@ import cloudpickle
 import torch
 
 from autograder.checker.client import CheckerProcess
+from autograder.wire.verdict import Verdict
 
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
 # cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
@@ -100,12 +101,13 @@ def _ask(
     try:
         answer = cloudpickle.dumps(function)
     except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
-        raise AssertionError(
+        verdict = Verdict.failed(
             f"Could not send {header['name']} to the checker ({type(error).__name__}: {error}). "
             "Define it at the top level of a cell, using only tensors, modules and functions."
-        ) from None
-    where = where_built(reference, inputs) if inputs is not None else ""
-    verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
+        )
+    else:
+        where = where_built(reference, inputs) if inputs is not None else ""
+        verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(verdict.message)

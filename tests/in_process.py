@@ -18,6 +18,7 @@ import sys
 import warnings
 from collections.abc import Set
 from dataclasses import dataclass
+from functools import cache
 
 import nbformat
 import torch
@@ -180,6 +181,20 @@ def _run_in_child(lesson: str, answers: dict[str, str], checks: list[tuple[str, 
     ]
 
 
+@cache
+def _warm_up() -> None:
+    """Pay torch.func's first-use costs (its transforms import and trace on first use) once, here,
+    rather than in every answer's child: lessons 06 and 07 check through jvp, jacfwd, hessian and vmap."""
+    x = torch.linspace(-1, 1, 3, dtype=torch.float64)
+    with warnings.catch_warnings():  # forward mode's first use warns of torch.jit.script, which it calls
+        warnings.simplefilter("ignore")
+        torch.func.jvp(torch.sin, (x,), (x,))
+        torch.func.hessian(lambda y: y.sin().sum())(x)
+        torch.func.jacrev(torch.func.jacfwd(lambda y: y.sin().sum()))(x)
+        torch.func.vmap(torch.func.grad(torch.func.grad(torch.sin)))(x)
+        torch.autograd.gradgradcheck(torch.sin, (x.requires_grad_(),), check_batched_grad=True)
+
+
 def judged(
     lesson: str, answers: dict[str, str], kinds: Set[str] | None = None, batched: Set[str] = frozenset()
 ) -> list[Judged]:
@@ -187,6 +202,7 @@ def judged(
     answer cells; {} is the untouched release), with torch's gradcheck or gradgradcheck beside each
     check of a derivative, and its check_batched_grad for the Functions named in `batched`."""
     checks = [(cell, check) for cell, check in planned(lesson) if kinds is None or check.kind in kinds]
+    _warm_up()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -18,9 +18,11 @@ import pytest
 import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
+from widths import fits
 
 import autograder.checks
 from autograder import check_first_derivative, check_forward, check_second_derivative
+from autograder.records.results import one_line
 from autograder.wire import samples
 from solutions.saving_inputs import Square as ReferenceSquare
 
@@ -62,10 +64,13 @@ VISIBLE_XS = [x.detach() for (x,) in samples.inputs(1, False, -2.0, 2.0, samples
 
 
 def failure(check, function, reference, **options) -> str:
-    """The message of the AssertionError the check raises; fails the test if the check passes."""
+    """The message of the AssertionError the check raises; fails the test if the check passes.
+    Every line of it fits the width students read it in; it comes back on one line, as in grades.csv."""
     with pytest.raises(AssertionError) as info:
         check(function, reference, **options)
-    return str(info.value)
+    message = str(info.value)
+    assert fits(message), message
+    return one_line(message)
 
 
 # Right answers.
@@ -1002,7 +1007,7 @@ def test_torchs_own_not_implemented_error_is_reported_as_raised_not_as_unwritten
 def test_error_in_forward_names_the_exception_and_the_input_shape(check):
     message = failure(check, SquareTypeError.apply, square)
     assert message == (
-        "SquareTypeError raised TypeError: unsupported operand\n  while computing forward on x of shape ()"
+        "SquareTypeError raised TypeError: unsupported operand while computing forward on x of shape ()"
     )
 
 
@@ -1010,7 +1015,7 @@ def test_error_in_backward_names_the_exception_and_the_input_shape():
     message = failure(check_first_derivative, SquareTwoGrads.apply, square)
     assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
-    assert message.endswith("\n  on x of shape ()")
+    assert message.endswith(" on x of shape ()")
 
 
 # The checker survives what student code does to it.
