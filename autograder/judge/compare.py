@@ -12,7 +12,7 @@ import math
 import torch
 
 from autograder.judge import gradcheck, hints
-from autograder.wire import samples
+from autograder.wire import arrays, samples
 from autograder.wire.tensors import NotATensor, first_difference, is_zero, mismatch
 from autograder.wire.verdict import FailedCheckError, Verdict
 
@@ -50,12 +50,6 @@ def _node(tree):
     return None if kind == "NoneType" else NotATensor(kind)
 
 
-def _text(value) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not text")
-    return value
-
-
 def _samples_of(expected: dict, measurement: dict):
     """(expected, measured) per sample input; the measurement stops at the sample its code failed on."""
     measured = measurement["samples"]
@@ -66,7 +60,7 @@ def _samples_of(expected: dict, measurement: dict):
             raise ValueError("fewer samples than asked")
         record = measured[number]
         if "error" in record:
-            raise FailedCheckError(_text(record["error"]))
+            raise FailedCheckError(arrays.text(record["error"]))
         yield keep, record
 
 
@@ -135,7 +129,7 @@ def _consistent(record: dict) -> bool:
 
 def _backward_error(record: dict) -> None:
     if "backward_error" in record:
-        raise FailedCheckError(_text(record["backward_error"]))
+        raise FailedCheckError(arrays.text(record["backward_error"]))
 
 
 def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
@@ -205,7 +199,7 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     ):
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
-        return _text(record["extras_hint"])
+        return arrays.text(record["extras_hint"])
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 
 
@@ -237,7 +231,7 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
     elif crashed:
         raise FailedCheckError(
             f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "
-            f"raised {_text(jacobians['error'])}{_text(jacobians.get('hint', ''))}"
+            f"raised {arrays.text(jacobians['error'])}{arrays.text(jacobians.get('hint', ''))}"
         )
     else:
         cause = (
@@ -257,7 +251,7 @@ def _cut_message(where: str, name: str, symptom: str, record: dict) -> str:
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
         f"grad_{name} computed with create_graph=True {symptom}, so autograd cannot differentiate it "
-        f"again (gradgradcheck would fail).\n{_text(cause)}"
+        f"again (gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
 
@@ -282,7 +276,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             )
             raise FailedCheckError(
                 f"Second derivative: differentiating the gradient of {at} raised "
-                f"{_text(record['grads2_error'])}{_text(hint)}"
+                f"{arrays.text(record['grads2_error'])}{arrays.text(hint)}"
             )
         incoming = _incoming(names, "the ")
         count = len(outputs)
@@ -312,7 +306,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             )
             raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating grad "
-                f"(from create_graph=True) of {at}: {problem}.\n{_text(hint)}"
+                f"(from create_graph=True) of {at}: {problem}.\n{arrays.text(hint)}"
             )
     _passes_torchs_checks(name, names, expected, measurement, "gradgradcheck", "second derivatives")
 
@@ -328,7 +322,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
             f"reference takes {len(names)} ({', '.join(names)})."
         )
     if "error" in measurement:
-        raise FailedCheckError(_text(measurement["error"]))
+        raise FailedCheckError(arrays.text(measurement["error"]))
     before, after = measurement["flags_before"], measurement["flags_after"]
     for label, flag, now in zip(names, before, after, strict=True):
         if flag is not now:
@@ -355,7 +349,7 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
                 _compare_returned(name, mistake["result"], got, "the result")
             except FailedCheckError:
                 continue
-            raise FailedCheckError(f"{failure}\nLikely cause: {_text(mistake['cause'])}") from None
+            raise FailedCheckError(f"{failure}\nLikely cause: {arrays.text(mistake['cause'])}") from None
         raise
 
 
@@ -440,7 +434,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             "records the gradient, so it can be differentiated again."
         )
     if "error" in flow:
-        raise FailedCheckError(f"Differentiating the result of {name} raised {_text(flow['error'])}")
+        raise FailedCheckError(f"Differentiating the result of {name} raised {arrays.text(flow['error'])}")
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
         if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):

@@ -12,18 +12,12 @@ course's words. The probe measured what backward gave in each case (`autograder.
 
 import torch
 
-from autograder.wire import samples
+from autograder.wire import arrays, samples
 from autograder.wire.tensors import is_zero
 from autograder.wire.verdict import FailedCheckError
 
 # torch.allclose's defaults, which gradcheck's check_batched_grad compares with.
 _BATCHED_RTOL, _BATCHED_ATOL = 1e-5, 1e-8
-
-
-def _text(value) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not text")
-    return value
 
 
 class _Check:
@@ -59,14 +53,14 @@ def check(checker: str, name: str, names: list[str], keep: dict, numbers: dict, 
 
 def _batched(run: _Check, measured: dict) -> None:
     if "error" in measured:
-        hint = _text(measured.get("hint", "")) or (
+        hint = arrays.text(measured.get("hint", "")) or (
             "\nLikely cause: backward works on one incoming gradient at a time (.item(), Python control "
             "flow on its values, an in-place change of a tensor it created); build each gradient as one "
             "expression of torch operations on the incoming gradient and the saved tensors."
         )
         raise run.fails(
             "fed a batch of incoming gradients at once under vmap, as torch.func's vmap and jacrev do "
-            f"(its check_batched_grad), {run.runs} raised {_text(measured['error'])}{hint}"
+            f"(its check_batched_grad), {run.runs} raised {arrays.text(measured['error'])}{hint}"
         )
     vmapped, looped = measured["vmapped"], measured["looped"]
     if not all(isinstance(t, torch.Tensor) for t in (*vmapped, *looped)):
@@ -88,7 +82,9 @@ def _batched(run: _Check, measured: dict) -> None:
 def _nothing_from_zero(run: _Check, fed: dict, when: str) -> None:
     """Every gradient is None or zero; `when` says what was fed."""
     if "error" in fed:
-        raise run.fails(f"{when}, {run.runs} raised {_text(fed['error'])}{_text(fed.get('hint', ''))}")
+        raise run.fails(
+            f"{when}, {run.runs} raised {arrays.text(fed['error'])}{arrays.text(fed.get('hint', ''))}"
+        )
     grads = [_gradient(tree) for tree in fed["grads"]]
     if grads and len(grads) != len(run.labels):
         raise ValueError("not one gradient per variable")
@@ -112,7 +108,7 @@ def _gradient(tree) -> torch.Tensor | None:
 
 def _nothing_from_undefined(run: _Check, fed: dict, case: int) -> None:
     """Case 0: every incoming gradient undefined; case k: that of output k - 1 alone."""
-    returned = _text(fed.get("returned", ""))
+    returned = arrays.text(fed.get("returned", ""))
     if case == 0 and "error" in fed and returned:
         raise run.fails(
             f"{returned} when every incoming gradient was None: return None or a zero tensor.\n"

@@ -344,17 +344,18 @@ def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[
     """The gradients backward gives when every incoming gradient is zero, those of the outputs
     `undefined` picks made undefined (None to a Function that does not materialize them): gradcheck
     wants each to be None or zero."""
-    variables, outputs = _differentiable(checked, arguments)
-    if not outputs:
-        return {"grads": []}
-    make_undefined = torch._C._functions.UndefinedGrad()
-    marked = [make_undefined(o) if undefined(index) else o for index, o in enumerate(outputs)]
+    outputs = []
     try:
+        variables, outputs = _differentiable(checked, arguments)
+        make_undefined = torch._C._functions.UndefinedGrad()
+        marked = [make_undefined(o) if undefined(index) else o for index, o in enumerate(outputs)]
+        if not marked:
+            return {"grads": []}
         grads = torch.autograd.grad(
             marked, variables, [torch.zeros_like(o) for o in marked], allow_unused=True
         )
     except Exception as error:  # noqa: BLE001 - backward's own error is the finding
-        if all(undefined(index) for index in range(len(outputs))):
+        if outputs and all(undefined(index) for index in range(len(outputs))):
             return _failed(error) | {"returned": diagnose.returned_for_missing_gradients(outputs)}
         return _failed(error)
     return {"grads": [arrays.tree(g) for g in grads]}
@@ -363,17 +364,13 @@ def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[
 def _with_undefined_gradients(checked: Callable, arguments: list[torch.Tensor]) -> list[dict]:
     """As gradcheck's check_undefined_grad: what backward gives when every incoming gradient is undefined,
     then, for several outputs, when each one alone is."""
-    _, outputs = _differentiable(checked, arguments)
     every = _fed(checked, arguments, lambda index: True)
-    if len(outputs) < 2:
+    try:
+        _, outputs = _differentiable(checked, arguments)
+    except Exception:  # noqa: BLE001 - a function that cannot be called again fails in `every` too
         return [every]
-    return [
-        every,
-        *(
-            _fed(checked, arguments, lambda index, alone=alone: index == alone)
-            for alone in range(len(outputs))
-        ),
-    ]
+    alone = [lambda index, which=which: index == which for which in range(len(outputs))]
+    return [every, *(_fed(checked, arguments, one) for one in alone)] if len(outputs) > 1 else [every]
 
 
 # How many incoming gradients a batched check feeds at once, as gradcheck's check_batched_grad does.
@@ -383,10 +380,10 @@ _BATCH = 2
 def _batched(checked: Callable, arguments: list[torch.Tensor]) -> dict:
     """For each output, the gradients backward gives for a batch of random incoming gradients under
     vmap, and for each of them alone: gradcheck's check_batched_grad wants them equal."""
-    variables, outputs = _differentiable(checked, arguments)
     gen = torch.Generator().manual_seed(0)
     vmapped, looped = [], []
     try:
+        variables, outputs = _differentiable(checked, arguments)
         for output in outputs:
             batch = torch.randn((_BATCH, *output.shape), generator=gen, dtype=output.dtype)
             grads = torch.autograd.grad(
