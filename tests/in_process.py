@@ -114,7 +114,7 @@ def _program(lesson: str, answers: dict[str, str]) -> list[str]:
             chosen.add(id(statement))
             wanted |= _names_read(statement)
     return [
-        step if isinstance(step, str) else ast.unparse([s for s in step if id(s) in chosen])
+        step if isinstance(step, str) else ast.unparse(ast.Module([s for s in step if id(s) in chosen], []))
         for step in steps
         if isinstance(step, str) or any(id(s) in chosen for s in step)
     ]
