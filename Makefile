@@ -7,10 +7,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # The course's JupyterLab settings (no news pop-up over the lesson), where JupyterLab reads defaults.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+# A student's JupyterLab, without nbgrader's instructor tools: lab-settings/for-students installs it into
+# .venv (and Binder's environment, from binder/postBuild); this is the last file it writes.
+STUDENT_LAB := $(VENV)/etc/jupyter/jupyter_server_config.d/nbgrader_for_students.json
 # Jupyter refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test release bench system-deps test-system-deps clean
+.PHONY: lab lab-instructor test release bench system-deps test-system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,16 +25,25 @@ $(STAMP): pyproject.toml
 $(LAB_SETTINGS): lab-settings/overrides.json $(STAMP)
 	install -D -m 644 $< $@
 
+$(STUDENT_LAB): lab-settings/for-students lab-settings/page_config.json lab-settings/nbgrader_for_students.json $(STAMP)
+	PATH=$(abspath $(BIN)):$$PATH sh lab-settings/for-students
+
 system-deps:
 	@sh .ci/system-deps
 
 test-system-deps:
 	@sh .ci/system-deps --browser
 
-lab: $(STAMP) $(LAB_SETTINGS) system-deps
+lab: $(STAMP) $(LAB_SETTINGS) $(STUDENT_LAB) system-deps
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=course $(ROOT_FLAG)
 
-test: $(STAMP) $(LAB_SETTINGS) test-system-deps
+# The instructor's JupyterLab, on the nbgrader course directory: lab-settings/instructor brings back the
+# formgrader, create assignment, course list and assignment list that a student's JupyterLab leaves out.
+lab-instructor: $(STAMP) $(LAB_SETTINGS) system-deps
+	cd solutions && JUPYTER_CONFIG_PATH=$(CURDIR)/lab-settings/instructor \
+		$(abspath $(BIN))/jupyter lab --ServerApp.ip=127.0.0.1 $(ROOT_FLAG)
+
+test: $(STAMP) $(LAB_SETTINGS) $(STUDENT_LAB) test-system-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadgroup

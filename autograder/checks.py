@@ -20,6 +20,7 @@ import cloudpickle
 import torch
 
 from autograder.checker.client import CheckerProcess
+from autograder.wire.verdict import Verdict
 
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
 # cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
@@ -100,12 +101,13 @@ def _ask(
     try:
         answer = cloudpickle.dumps(function)
     except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
-        raise AssertionError(
+        verdict = Verdict.failed(
             f"Could not send {header['name']} to the checker ({type(error).__name__}: {error}). "
             "Define it at the top level of a cell, using only tensors, modules and functions."
-        ) from None
-    where = where_built(reference, inputs) if inputs is not None else ""
-    verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
+        )
+    else:
+        where = where_built(reference, inputs) if inputs is not None else ""
+        verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(verdict.message)
@@ -123,8 +125,11 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
         high: float = 2.0,
         name: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        batched: bool = False,
     ) -> None:
         _reference_names(reference)
+        if batched and kind == "forward":
+            raise TypeError("batched is for the checks of a derivative: forward has no backward to batch")
         _ask(
             kind,
             function,
@@ -135,6 +140,7 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
             low=low,
             high=high,
             timeout=timeout,
+            batched=batched,
         )
 
     check.__name__ = check.__qualname__ = f"check_{kind}"
@@ -143,6 +149,8 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
     `reference` is plain torch code taking the same tensors (`lambda x: x**2`); its parameter names
     name the inputs in messages. Inputs are float64, uniform in [low, high). `randomized=True` draws
     fresh shapes and values in the checker process: hidden tests use it so that hard-coded answers fail.
+    `batched=True` (a derivative's check) also feeds backward a batch of incoming gradients under vmap,
+    as gradcheck's check_batched_grad does: for a Function the lesson runs under torch.func.
     Raises AssertionError saying what is wrong, where, and the likely mistake.
     """
     return check

@@ -65,9 +65,14 @@ def _wait_until_serving(lab: JupyterLab, server: subprocess.Popen, log: Path, se
     pytest.fail(f"JupyterLab did not answer within {seconds} s:\n{log.read_text()[-3000:]}")
 
 
+# The configuration `make lab-instructor` adds to a student's JupyterLab: nbgrader's instructor tools.
+INSTRUCTOR_CONFIG = REPOSITORY / "lab-settings" / "instructor"
+
+
 @contextmanager
-def jupyterlab(root: Path, scratch: Path) -> Iterator[JupyterLab]:
-    """A JupyterLab server serving `root` on 127.0.0.1 with a token, with `make lab`'s options.
+def jupyterlab(root: Path, scratch: Path, instructor: bool = False) -> Iterator[JupyterLab]:
+    """A JupyterLab server serving `root` on 127.0.0.1 with a token, with `make lab`'s options, or with
+    `make lab-instructor`'s configuration if `instructor`.
 
     Its user settings and workspaces live in `scratch`, so a developer's own theme or open tabs cannot
     change what the tests see.
@@ -93,6 +98,8 @@ def jupyterlab(root: Path, scratch: Path) -> Iterator[JupyterLab]:
         "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
     }
+    if instructor:
+        environment["JUPYTER_CONFIG_PATH"] = str(INSTRUCTOR_CONFIG)
     log = scratch / "jupyterlab.log"
     with open(log, "w") as output:
         server = subprocess.Popen(command, cwd=root, env=environment, stdout=output, stderr=subprocess.STDOUT)
@@ -147,6 +154,21 @@ class Notebook:
         self.page.get_by_role("menuitem", name=menu, exact=True).click()
         label = re.compile(rf"^{re.escape(item)}$")  # the label alone: the shortcut is beside it
         self.page.locator(".lm-Menu-itemLabel", has_text=label).click()
+
+    def menu_items(self, menu: str) -> list[str]:
+        """The items a main menu shows (hidden ones left out), or [] if the menu bar has no such menu."""
+        titles = self.page.locator(".lm-MenuBar-itemLabel")
+        if menu not in [title.strip() for title in titles.all_text_contents()]:
+            return []
+        titles.filter(has_text=re.compile(rf"^{re.escape(menu)}$")).click()
+        opened = self.page.locator(".lm-Menu.lm-MenuBar-menu")
+        # A shown item's text, then its shortcut after a tab; hidden items have no text shown.
+        shown = [line.split("\t")[0].strip() for line in opened.inner_text().splitlines()]
+        self.page.keyboard.press("Escape")
+        return [label for label in shown if label]
+
+    def has_validate_button(self) -> bool:
+        return self.page.locator(".validate-button").count() > 0
 
     def _prompts(self) -> list[str]:
         return [text.strip() for text in self.page.locator(_PROMPTS).all_text_contents()]

@@ -8,6 +8,7 @@ environment, so a dependency that only this machine's `.venv` provides makes the
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -86,6 +87,8 @@ def test_repo2docker_accepts_the_repository():
     # `.` needs the whole repository in place, so requirements are installed after it is copied.
     install = dockerfile.index('pip install --no-cache-dir -r "binder/requirements.txt"')
     assert dockerfile.index("src/ ${REPO_DIR}/") < install
+    # Then binder/postBuild, which makes its JupyterLab a student's.
+    assert install < dockerfile.index("RUN ./binder/postBuild")
 
 
 def _copy_of_the_repository(destination: Path) -> Path:
@@ -144,6 +147,37 @@ def test_binder_environment_has_the_course_jupyterlab_settings(binder_python):
     """Binder's JupyterLab reads its defaults from the environment: the package installs them there."""
     installed = binder_python.parent.parent / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     assert installed.read_text() == (REPOSITORY / "lab-settings" / "overrides.json").read_text()
+
+
+def test_binder_jupyterlab_is_a_students_validate_without_the_instructors_tools(binder_python):
+    """binder/postBuild, as repo2docker runs it (from the repository, the environment's python first on
+    PATH), leaves nbgrader's Validate and disables its formgrader, create assignment, course list and
+    assignment list, in the server and in JupyterLab (the browser test checks the same settings' menus)."""
+    environment = {**os.environ, "PATH": f"{binder_python.parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["./binder/postBuild"], cwd=REPOSITORY, env=environment, check=True)
+    jupyter = binder_python.with_name("jupyter")
+
+    def listed(*command: str) -> str:
+        result = subprocess.run([jupyter, *command, "list"], env=environment, capture_output=True, text=True)
+        return re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
+
+    servers = dict(
+        re.findall(r"(nbgrader\.server_extensions\.\w+) (enabled|disabled)", listed("server", "extension"))
+    )
+    assert servers == {
+        "nbgrader.server_extensions.formgrader": "disabled",
+        "nbgrader.server_extensions.validate_assignment": "enabled",
+        "nbgrader.server_extensions.assignment_list": "disabled",
+        "nbgrader.server_extensions.course_list": "disabled",
+    }
+    plugins = listed("labextension").split("Disabled extensions:")[-1].split()
+    assert sorted(plugins) == [
+        "@jupyter/nbgrader:assignment-list",
+        "@jupyter/nbgrader:course-list",
+        "@jupyter/nbgrader:create-assignment",
+        "@jupyter/nbgrader:formgrader",
+        "@jupyter/nbgrader:menu",
+    ]
 
 
 def _run_in_binder_kernel(python: Path, notebook, workdir: Path) -> dict[int, int]:

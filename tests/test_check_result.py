@@ -12,18 +12,23 @@ import cloudpickle
 import pytest
 import torch
 from torch import nn
+from widths import fits
 
 from autograder import check_result
 from autograder.models import TinyNet, lesson_net, random_net
+from autograder.records.results import one_line
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def failure(function, reference, inputs, **options) -> str:
-    """The message of the AssertionError check_result raises; fails the test if the check passes."""
+    """The message of the AssertionError check_result raises; fails the test if the check passes.
+    Every line of it fits the width students read it in; it comes back on one line, as in grades.csv."""
     with pytest.raises(AssertionError) as info:
         check_result(function, reference, inputs, **options)
-    return str(info.value)
+    message = str(info.value)
+    assert fits(message), message
+    return one_line(message)
 
 
 # Returning derivatives: dy/dw1 and d2y/dw1^2, leaving .grad alone.
@@ -213,9 +218,7 @@ def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
     check_result(derivatives_hard_coded, derivatives, lesson_net)
     message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)
     assert message.startswith("Item 0 of the result of derivatives_hard_coded is wrong: expected ")
-    assert message.endswith(
-        "got 480 at index [0, 0].\n  when called with the net, x that `random_net` builds"
-    )
+    assert message.endswith("got 480 at index [0, 0]. when called with the net, x that `random_net` builds")
 
 
 @pytest.mark.parametrize(
@@ -231,7 +234,7 @@ def test_result_of_the_wrong_kind_says_what_it_got(function, problem):
 
 def test_result_of_the_wrong_structure_says_what_was_expected():
     message = failure(first_derivative_only, derivatives, lesson_net)
-    assert message.startswith("first_derivative_only returns a Tensor; it should return a tuple of 2.\n")
+    assert message.startswith("first_derivative_only returns a Tensor; it should return a tuple of 2. ")
 
 
 def test_returning_a_value_where_the_work_belongs_in_grad_is_refused():
@@ -286,7 +289,7 @@ def test_a_wrong_result_equal_to_a_known_mistake_is_told_with_its_cause():
     mistakes = {"it sums": penalty_summed, WHOLE_BATCH: penalty_over_the_whole_batch}
     message = failure(penalty_over_the_whole_batch, penalty, critic_and_points, mistakes=mistakes)
     assert message.startswith("The result of penalty_over_the_whole_batch is wrong: expected ")
-    assert f"\nLikely cause: {WHOLE_BATCH}\n" in message
+    assert f" Likely cause: {WHOLE_BATCH} " in message
     assert "it sums" not in message
 
 

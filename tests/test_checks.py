@@ -18,9 +18,11 @@ import pytest
 import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
+from widths import fits
 
 import autograder.checks
 from autograder import check_first_derivative, check_forward, check_second_derivative
+from autograder.records.results import one_line
 from autograder.wire import samples
 from solutions.saving_inputs import Square as ReferenceSquare
 
@@ -62,10 +64,13 @@ VISIBLE_XS = [x.detach() for (x,) in samples.inputs(1, False, -2.0, 2.0, samples
 
 
 def failure(check, function, reference, **options) -> str:
-    """The message of the AssertionError the check raises; fails the test if the check passes."""
+    """The message of the AssertionError the check raises; fails the test if the check passes.
+    Every line of it fits the width students read it in; it comes back on one line, as in grades.csv."""
     with pytest.raises(AssertionError) as info:
         check(function, reference, **options)
-    return str(info.value)
+    message = str(info.value)
+    assert fits(message), message
+    return one_line(message)
 
 
 # Right answers.
@@ -135,6 +140,38 @@ class SinhReturnsZeroForAMissingGradient(Sinh):
         pairs = ((1, grad_expx, expx), (-1, grad_expnegx, expnegx))
         extras = [sign * g * t for sign, g, t in pairs if g is not None]
         return grad_out * (expx + expnegx) / 2 + sum(extras)
+
+
+class SquareReturnsZeroForNone(Square):
+    """Right for every gradient it is given; with grads left unmaterialized it answers None with int 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return Square.forward(ctx, x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 0 if grad_out is None else Square.backward(ctx, grad_out)
+
+
+class SquareGivesOneForZero(Square):
+    """Right for every grad_out that is not zero; for one that is all zero, it gives one, not zero."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return Square.backward(ctx, grad_out) + float(bool((grad_out == 0).all()))
+
+
+class ScaledCubeAddsIntoANewTensor(ScaledCube):
+    """Right one grad_out at a time; under vmap its zeros_like(x) has no batch dimension to add into."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        grad_out_in, x = ctx.saved_tensors
+        grad_x = torch.zeros_like(x)
+        grad_x += grad_out * grad_out_in * 6 * x
+        return grad_out * 3 * x**2, grad_x
 
 
 class NoisySquare(Square):
@@ -1062,11 +1099,40 @@ def test_stub_backward_is_reported_as_backward_not_written_yet(check):
     assert message == "The backward of SquareBackwardStub is not written yet: it raises NotImplementedError."
 
 
+def square_stub(x):
+    """A plain function left as the release leaves it."""
+    raise NotImplementedError()
+
+
+def squared_through_the_stub(x):
+    """What a test cell defines around the student's function: it is not the one to write."""
+    return square_stub(x)
+
+
+def test_stub_behind_a_function_of_the_test_is_the_one_named():
+    message = failure(check_forward, squared_through_the_stub, square)
+    assert message.startswith("square_stub is not written yet: calling it raises NotImplementedError.")
+
+
+def test_torchs_own_not_implemented_error_is_reported_as_raised_not_as_unwritten():
+    """A Function without jvp in forward mode: torch raises NotImplementedError, not a stub of the release."""
+
+    def tangent(x):
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(x, torch.ones_like(x))
+            return torch.autograd.forward_ad.unpack_dual(Square.apply(dual)).tangent
+
+    message = failure(check_forward, tangent, lambda x: 2 * x)
+    assert message.startswith("tangent raised NotImplementedError: You must implement the jvp function"), (
+        message
+    )
+
+
 @pytest.mark.parametrize("check", CHECKS)
 def test_error_in_forward_names_the_exception_and_the_input_shape(check):
     message = failure(check, SquareTypeError.apply, square)
     assert message == (
-        "SquareTypeError raised TypeError: unsupported operand\n  while computing forward on x of shape ()"
+        "SquareTypeError raised TypeError: unsupported operand while computing forward on x of shape ()"
     )
 
 
@@ -1074,7 +1140,7 @@ def test_error_in_backward_names_the_exception_and_the_input_shape():
     message = failure(check_first_derivative, SquareTwoGrads.apply, square)
     assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
-    assert message.endswith("\n  on x of shape ()")
+    assert message.endswith(" on x of shape ()")
 
 
 # The checker survives what student code does to it.
@@ -1180,6 +1246,44 @@ def test_backward_returning_a_number_for_a_missing_gradient_is_named_not_called_
         assert "expected Variable or None (got int)" in message
         assert "Likely cause: backward returns a number (such as 0) where a gradient belongs" in message
         assert "one call to the next" not in message
+
+
+def test_backward_returning_a_number_when_every_gradient_is_none_fails_as_gradcheck_does():
+    """gradcheck's check_undefined_grad hands backward None for every output; a number is refused."""
+    check_forward(SquareReturnsZeroForNone.apply, square)
+    message = failure(check_first_derivative, SquareReturnsZeroForNone.apply, square)
+    assert message.startswith(
+        "gradcheck fails for SquareReturnsZeroForNone on x of shape (): SquareReturnsZeroForNone.backward "
+        "returned the int 0 when every incoming gradient was None: return None or a zero tensor."
+    ), message
+
+
+def test_backward_giving_a_gradient_for_a_zero_grad_out_fails_as_gradcheck_does():
+    """gradcheck feeds a zero grad_out and wants zero back: every term is multiplied by grad_out."""
+    check_forward(SquareGivesOneForZero.apply, square)
+    message = failure(check_first_derivative, SquareGivesOneForZero.apply, square)
+    assert message.startswith(
+        "gradcheck fails for SquareGivesOneForZero on x of shape (): with every grad_out zero, backward "
+        "gives a nonzero gradient for x; it must give zero (or None)."
+    ), message
+
+
+def test_backward_that_fails_under_vmap_fails_a_batched_check_only():
+    """batched=True adds gradcheck's check_batched_grad: a batch of grad_outs at once, under vmap."""
+    check_first_derivative(ScaledCubeAddsIntoANewTensor.apply, scaled_cube)
+    message = failure(check_first_derivative, ScaledCubeAddsIntoANewTensor.apply, scaled_cube, batched=True)
+    assert message.startswith(
+        "gradcheck fails for ScaledCubeAddsIntoANewTensor on grad_out, x of shape (): fed a batch of "
+        "incoming gradients at once under vmap"
+    ), message
+    assert "Likely cause: backward adds in place (grad_x += ...) into a tensor it created" in message
+    check_first_derivative(ScaledCube.apply, scaled_cube, batched=True)
+    check_second_derivative(ScaledCube.apply, scaled_cube, batched=True)
+
+
+def test_forward_check_refuses_the_batched_option():
+    with pytest.raises(TypeError, match="batched is for the checks of a derivative"):
+        check_forward(Square.apply, square, batched=True)
 
 
 def test_hard_coded_visible_answers_pass_visible_but_fail_randomized_check():

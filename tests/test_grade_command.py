@@ -3,13 +3,16 @@ notebooks grades to the right per-question results, in parallel as sequentially,
 and leaves a gradebook that nbgrader's own commands read."""
 
 import csv
+import html
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 from classroom import LESSON, answers_of, grade_command, write_submission, write_typical_class
 from grading_pipeline import submission
@@ -19,6 +22,7 @@ from autograder.course.layout import SOURCE
 from autograder.course.nbgrader_cli import run_nbgrader
 from autograder.records.results import Status, read_csv
 from autograder.sandbox import confine
+from autograder.wire.verdict import WIDTH
 
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
 FULL_MARKS = sum(QUESTIONS.values())
@@ -235,6 +239,34 @@ def test_feedback_shows_diagnostics_but_never_the_hidden_tests(mixed):
         assert "BEGIN HIDDEN TESTS" not in page
         assert "randomized=True" not in page
     assert "cut off from the graph" in pages["detach_in_backward"]
+
+
+def _too_wide(text: str) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > WIDTH]
+
+
+def test_checks_messages_fit_where_they_are_read_and_grades_csv_keeps_each_on_one_line(mixed):
+    """A failed check's message in the feedback notebook and in report.html: every line at most WIDTH
+    columns, `AssertionError: ` included; in grades.csv, one line per row."""
+    out, _, students = mixed
+    rows = [row for questions in students.values() for row in questions.values()]
+    assert len((out / "grades.csv").read_text().splitlines()) == 1 + len(rows)
+    failed = [row.reason for row in rows if row.status == Status.FAILED]
+    assert any("\n" not in reason and len(reason) > WIDTH for reason in failed)  # long: kept on one line
+    shown = [
+        "\n".join(output.traceback)
+        for path in out.glob(f"autograded/*/{LESSON}/{LESSON}.ipynb")
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+        for output in cell.get("outputs", [])
+        if output.output_type == "error" and output.ename == "AssertionError"
+    ]
+    assert shown
+    assert [line for text in shown for line in _too_wide(text)] == []
+    report = html.unescape((out / "report.html").read_text())
+    examples = re.findall(r"<pre>(.*?)</pre>", report, flags=re.DOTALL)
+    assert any("Likely cause" in example for example in examples)
+    assert [line for example in examples for line in _too_wide(example)] == []
 
 
 def test_one_worker_gives_the_same_grades_row_for_row(mixed, tmp_path):

@@ -17,6 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import nbgrader.api
@@ -28,7 +29,7 @@ from autograder.course.submissions import Submission, discover
 from autograder.grading import staleness
 from autograder.records import gradebook
 from autograder.records.journal import Journal, Recorded
-from autograder.records.results import QuestionResult, Status, read_csv, write_csv
+from autograder.records.results import QuestionResult, Status, one_line, read_csv, write_csv
 from autograder.sandbox import executor
 from autograder.wire.protocol import read_message, write_message
 
@@ -198,8 +199,8 @@ def test_grades_csv_has_exactly_the_promised_columns(tmp_path):
 
 
 def test_grades_csv_is_sorted_by_key_and_reads_back_equal(tmp_path):
-    """Sorted, two runs over the same submissions compare line for line; diagnostics hold commas,
-    quotes and newlines, which must survive."""
+    """Sorted, two runs over the same submissions compare line for line; diagnostics hold commas and
+    quotes, which must survive, and line breaks, which become spaces: one row, one line."""
     rows = [
         QuestionResult("bob", LESSON, LESSON, "b", 0.0, 2.0, Status.TIMEOUT, _TRICKY_REASON),
         QuestionResult("alice", "99_nope", "", "", 0.0, 0.0, Status.UNKNOWN_ASSIGNMENT, "not a lesson"),
@@ -208,7 +209,9 @@ def test_grades_csv_is_sorted_by_key_and_reads_back_equal(tmp_path):
     ]
     write_csv(rows, tmp_path / "grades.csv")
     read = read_csv(tmp_path / "grades.csv")
-    assert read == sorted(rows, key=lambda row: row.key)
+    written = [replace(row, reason=one_line(row.reason)) for row in rows]
+    assert read == sorted(written, key=lambda row: row.key)
+    assert len((tmp_path / "grades.csv").read_text().splitlines()) == 1 + len(rows)
     assert {type(row.status) for row in read} == {Status}
 
 

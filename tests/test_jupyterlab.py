@@ -7,6 +7,8 @@ build/screenshots/.
 """
 
 import time
+import urllib.error
+import urllib.request
 
 import nbformat
 import pytest
@@ -64,3 +66,42 @@ def test_solved_lesson_runs_in_jupyterlab_and_passes_validate(lesson, lab, brows
         assert errors(saved) == {}
         _assert_pictures_shown(notebook, saved, f"{lesson}-solved")
         assert "Success! Your notebook passes all the tests." in notebook.validate()
+
+
+def _formgrader_status(lab) -> int:
+    """What the server answers at nbgrader's formgrader: 404 where its server extension is off."""
+    request = urllib.request.Request(f"{lab.url}/formgrader", headers={"Authorization": f"token {lab.token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.fixture(scope="module")
+def instructor_lab(tmp_path_factory):
+    """JupyterLab as `make lab-instructor` configures it, on a copy of the first lesson's release."""
+    root = tmp_path_factory.mktemp("instructor")
+    nbformat.write(submission(LESSONS[0], {}), root / f"{LESSONS[0]}.ipynb")
+    with jupyterlab(root, tmp_path_factory.mktemp("instructor-state"), instructor=True) as server:
+        yield server
+
+
+def test_a_students_jupyterlab_has_validate_and_none_of_the_instructors_tools(lab, browser):
+    """`make lab` (and Binder, which runs the same lab-settings/for-students): no Nbgrader menu with its
+    formgrader, create assignment, course list and assignment list, and no formgrader on the server."""
+    with notebook_page(browser, lab, f"solved/{LESSONS[0]}.ipynb", "student-menus") as notebook:
+        notebook.open()
+        assert notebook.has_validate_button()
+        assert notebook.menu_items("File"), "the menu bar cannot be read"
+        assert notebook.menu_items("Nbgrader") == []
+    assert _formgrader_status(lab) == 404
+
+
+def test_the_instructors_jupyterlab_has_nbgrader_s_menu(instructor_lab, browser):
+    with notebook_page(browser, instructor_lab, f"{LESSONS[0]}.ipynb", "instructor-menus") as notebook:
+        notebook.open()
+        assert notebook.has_validate_button()
+        items = notebook.menu_items("Nbgrader")
+    assert {"Formgrader", "Create assignment", "Course List", "Assignment List"} <= set(items), items
+    assert _formgrader_status(instructor_lab) != 404

@@ -134,7 +134,7 @@ def _plan_in_child(header: dict, test: bytes):
         if header["kind"] == "result":
             return plan.plan_result(reference, builder, header["randomized"], mistakes)
         return plan.plan_function(
-            header["kind"], reference, header["randomized"], header["low"], header["high"]
+            header["kind"], reference, header["randomized"], header["low"], header["high"], header["batched"]
         )
 
     return work

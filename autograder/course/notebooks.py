@@ -29,6 +29,7 @@ from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
 from autograder.course.release import add_lesson, write_config
 from autograder.records import gradebook
 from autograder.records.results import QuestionResult, Status
+from autograder.wire.verdict import fitted
 
 # `nbgrader export` here must not overwrite the per-question grades.csv that grading wrote.
 _EXPORT_CONFIG = """
@@ -146,7 +147,7 @@ class GradingCourse:
             if not is_grade(cell):
                 problem = reason if status != Status.OK else _error_of(cell)
                 if problem and not earlier_trouble:
-                    earlier_trouble = f" (after an earlier cell failed: {problem})"
+                    earlier_trouble = "\n" + fitted(f"(after an earlier cell failed: {problem})")
                 continue
             score, max_score = determine_grade(cell)
             if status == Status.OK and score < max_score:

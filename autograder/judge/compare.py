@@ -11,8 +11,8 @@ import math
 
 import torch
 
-from autograder.judge import hints
-from autograder.wire import samples
+from autograder.judge import gradcheck, hints
+from autograder.wire import arrays, samples
 from autograder.wire.tensors import NotATensor, first_difference, is_zero, mismatch
 from autograder.wire.verdict import FailedCheckError, Verdict
 
@@ -50,12 +50,6 @@ def _node(tree):
     return None if kind == "NoneType" else NotATensor(kind)
 
 
-def _text(value) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not text")
-    return value
-
-
 def _samples_of(expected: dict, measurement: dict):
     """(expected, measured) per sample input; the measurement stops at the sample its code failed on."""
     measured = measurement["samples"]
@@ -66,7 +60,7 @@ def _samples_of(expected: dict, measurement: dict):
             raise ValueError("fewer samples than asked")
         record = measured[number]
         if "error" in record:
-            raise FailedCheckError(_text(record["error"]))
+            raise FailedCheckError(arrays.text(record["error"]))
         yield keep, record
 
 
@@ -117,9 +111,9 @@ def compare_forward(name, names, expected, measurement, where) -> None:
                 )
 
 
-def _consistent(measurement: dict) -> bool:
+def _consistent(record: dict) -> bool:
     """Whether the probe's Jacobian by backward agrees with finite differences, as gradcheck decides."""
-    jacobians = measurement.get("jacobians")
+    jacobians = record.get("gradcheck")
     if not isinstance(jacobians, dict) or "error" in jacobians:
         return False
     analytic, again, numeric = jacobians["analytic"], jacobians["again"], jacobians["numeric"]
@@ -135,7 +129,7 @@ def _consistent(measurement: dict) -> bool:
 
 def _backward_error(record: dict) -> None:
     if "backward_error" in record:
-        raise FailedCheckError(_text(record["backward_error"]))
+        raise FailedCheckError(arrays.text(record["backward_error"]))
 
 
 def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
@@ -172,21 +166,21 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
                 raise FailedCheckError(f"First derivative: backward of {name} returned None for {label}.")
             problem = mismatch(w, g, names, keep["inputs"])
             if problem:
-                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got), measurement)
+                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got))
                 raise FailedCheckError(
                     f"First derivative with respect to {label} is wrong: {name} on "
                     f"{samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
                     f"{_fed_there(keep['grad_outs'], w, g)}: {problem}.\n{cause}"
                 )
-    _agrees_with_finite_differences(name, names, expected, measurement, "gradcheck", "first derivatives")
+    _passes_torchs_checks(name, names, expected, measurement, "gradcheck", "first derivatives")
 
 
-def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, measurement) -> str:
+def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
     """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if _forward_is_wrong(keep, outputs):
         return "Likely cause: forward itself is wrong (see the forward check); fix it first. " + (
             "Your backward does match your own forward (gradcheck passes), so only forward is off."
-            if _consistent(measurement)
+            if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
     grad_outs = keep["grad_outs"]
@@ -209,24 +203,30 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads, 
     ):
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
-        return _text(record["extras_hint"])
+        return arrays.text(record["extras_hint"])
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 
 
-def _agrees_with_finite_differences(name, names, expected, measurement, checker: str, what: str) -> None:
-    """The classic test on top of the reference comparison: analytic against numerical derivatives."""
-    if _consistent(measurement):
+def _passes_torchs_checks(name, names, expected, measurement, checker: str, what: str) -> None:
+    """On top of the reference comparison, what torch's gradcheck or gradgradcheck checks, on every
+    sample: analytic against numerical derivatives, then the rest (`autograder.judge.gradcheck`)."""
+    for keep, record in _samples_of(expected, measurement):
+        _agrees_with_finite_differences(name, names, keep, record, checker, what)
+        gradcheck.check(checker, name, names, keep, record["gradcheck"], _incoming(names))
+
+
+def _agrees_with_finite_differences(name, names, keep, record, checker: str, what: str) -> None:
+    if _consistent(record):
         return
-    keep, record = expected["samples"][0], measurement["samples"][0]
     on = f"{name} on {samples.describe(names, keep['inputs'])}"
-    jacobians = measurement.get("jacobians")
+    jacobians = record.get("gradcheck")
     crashed = isinstance(jacobians, dict) and "error" in jacobians
     if _forward_is_wrong(keep, _outputs(name, keep, record)):
         cause = (
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
             "derivatives, which are not the derivatives of your forward."
         )
-    elif measurement.get("changes_outputs") is True:
+    elif record.get("changes_outputs") is True:
         cause = (
             "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
             "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
@@ -235,7 +235,7 @@ def _agrees_with_finite_differences(name, names, expected, measurement, checker:
     elif crashed:
         raise FailedCheckError(
             f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "
-            f"raised {_text(jacobians['error'])}{_text(jacobians.get('hint', ''))}"
+            f"raised {arrays.text(jacobians['error'])}{arrays.text(jacobians.get('hint', ''))}"
         )
     else:
         cause = (
@@ -255,7 +255,7 @@ def _cut_message(where: str, name: str, symptom: str, record: dict) -> str:
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
         f"grad_{name} computed with create_graph=True {symptom}, so autograd cannot differentiate it "
-        f"again (gradgradcheck would fail).\n{_text(cause)}"
+        f"again (gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
 
@@ -280,7 +280,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             )
             raise FailedCheckError(
                 f"Second derivative: differentiating the gradient of {at} raised "
-                f"{_text(record['grads2_error'])}{_text(hint)}"
+                f"{arrays.text(record['grads2_error'])}{arrays.text(hint)}"
             )
         incoming = _incoming(names, "the ")
         count = len(outputs)
@@ -316,9 +316,9 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             )
             raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating grad "
-                f"(from create_graph=True) of {at}: {problem}.\n{_text(hint)}"
+                f"(from create_graph=True) of {at}: {problem}.\n{arrays.text(hint)}"
             )
-    _agrees_with_finite_differences(name, names, expected, measurement, "gradgradcheck", "second derivatives")
+    _passes_torchs_checks(name, names, expected, measurement, "gradgradcheck", "second derivatives")
 
 
 # check_result: an ordinary function, compared by what it returns, leaves in .grad, and lets flow back.
@@ -332,7 +332,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
             f"reference takes {len(names)} ({', '.join(names)})."
         )
     if "error" in measurement:
-        raise FailedCheckError(_text(measurement["error"]))
+        raise FailedCheckError(arrays.text(measurement["error"]))
     before, after = measurement["flags_before"], measurement["flags_after"]
     for label, flag, now in zip(names, before, after, strict=True):
         if flag is not now:
@@ -359,7 +359,7 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
                 _compare_returned(name, mistake["result"], got, "the result")
             except FailedCheckError:
                 continue
-            raise FailedCheckError(f"{failure}\nLikely cause: {_text(mistake['cause'])}") from None
+            raise FailedCheckError(f"{failure}\nLikely cause: {arrays.text(mistake['cause'])}") from None
         raise
 
 
@@ -444,7 +444,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             "records the gradient, so it can be differentiated again."
         )
     if "error" in flow:
-        raise FailedCheckError(f"Differentiating the result of {name} raised {_text(flow['error'])}")
+        raise FailedCheckError(f"Differentiating the result of {name} raised {arrays.text(flow['error'])}")
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
         if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):

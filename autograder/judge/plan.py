@@ -40,8 +40,11 @@ def _exchanged(reference: Callable, inputs: tuple, grad_outs: list) -> torch.Ten
     return None if grad is None else grad.detach()
 
 
-def plan_function(kind: str, reference: Callable, randomized: bool, low: float, high: float) -> dict:
-    """Inputs for a Function's check, with the reference's outputs and derivatives on each of them."""
+def plan_function(
+    kind: str, reference: Callable, randomized: bool, low: float, high: float, batched: bool = False
+) -> dict:
+    """Inputs for a Function's check, with the reference's outputs and derivatives on each of them;
+    `batched` asks the probe for backward under vmap too."""
     names = argument_names(reference)
     gen = samples.generator(randomized)
     probe, expected = [], []
@@ -67,7 +70,11 @@ def plan_function(kind: str, reference: Callable, randomized: bool, low: float, 
                 keep["grads2"] = [g.detach() for g in _zeros_for_none(grads2, variables)]
         probe.append(sample)
         expected.append(keep)
-    return {"names": names, "probe": {"samples": probe}, "expected": {"samples": expected}}
+    return {
+        "names": names,
+        "probe": {"samples": probe, "batched": batched},
+        "expected": {"samples": expected},
+    }
 
 
 def _built(builder: Callable, seed: int) -> tuple:

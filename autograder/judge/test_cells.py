@@ -203,9 +203,9 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
             where = autograder.checks.where_built(call.reference, call.inputs)
             builder = _locate(call.inputs, "argument builder")
         else:
-            made = plan.plan_function(
-                call.kind, call.reference, randomized, options.pop("low", -2.0), options.pop("high", 2.0)
-            )
+            low, high = options.pop("low", -2.0), options.pop("high", 2.0)
+            batched = call.kind != "forward" and options.pop("batched", False)
+            made = plan.plan_function(call.kind, call.reference, randomized, low, high, batched)
             where, builder = "", None
         if options:
             raise TestCellError(f"{call.kind} check got options it does not take: {sorted(options)}")

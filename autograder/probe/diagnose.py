@@ -259,6 +259,30 @@ def _fault(by_backward: float, by_differences: float) -> str | None:
     return "is wrong"
 
 
+def returned_for_missing_gradients(outputs: list[torch.Tensor]) -> str:
+    """What the Function behind the outputs returns from backward when every gradient it is given is None,
+    where that is neither a tensor nor None ('Sinh.backward returned the int 0'); '' otherwise."""
+    cls = function_class(outputs[0]) if outputs else None
+    if cls is None:
+        return ""
+    try:
+        parameters = list(inspect.signature(cls.backward).parameters.values())[1:]
+        if any(p.kind is p.VAR_POSITIONAL for p in parameters):
+            return ""
+        with torch.no_grad():
+            returned = cls.backward(outputs[0].grad_fn, *[None] * len(parameters))
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return ""
+    wrong = [v for v in (returned if isinstance(returned, tuple) else (returned,)) if not _gradient_like(v)]
+    if not wrong:
+        return ""
+    return f"{cls.__name__}.backward returned the {type(wrong[0]).__name__} {repr(wrong[0])[:40]}"
+
+
+def _gradient_like(value) -> bool:
+    return value is None or isinstance(value, torch.Tensor)
+
+
 def known_error_hint(error: Exception) -> str:
     """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
     return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
@@ -287,6 +311,10 @@ _ERROR_HINTS = {
         "\nLikely cause: backward returns a number (such as 0) where a gradient belongs. Return a tensor, "
         "or None for an input that gets no gradient. With ctx.set_materialize_grads(False), an output "
         "that gets no gradient (as when one output at a time is differentiated) reaches backward as None."
+    ),
+    "in extra_args that has more elements than `self`": (
+        "\nLikely cause: backward adds in place (grad_x += ...) into a tensor it created, which has no "
+        "batch dimension under vmap; build the gradient as one new tensor: grad_x = (the sum of its terms)."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "

@@ -156,23 +156,32 @@ def _called(name: str, function: Callable, args: tuple, where: str):
     """(result, None), or (None, the message saying what the student's code raised and on what)."""
     try:
         return function(*args), None
-    except NotImplementedError as error:
-        return None, (
-            f"{_raiser(error, name)} is not written yet: calling it raises NotImplementedError. "
-            "Replace `raise NotImplementedError()` with your code."
-        )
     except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
+        stub = _stub_that_raised(error)
+        if stub:
+            return None, (
+                f"{stub} is not written yet: calling it raises NotImplementedError. "
+                "Replace `raise NotImplementedError()` with your code."
+            )
         hint = diagnose.known_error_hint(error)
         return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
 
 
-def _raiser(error: BaseException, name: str) -> str:
-    """What raised: `Square.forward` when a Function's stub did, rather than the wrapper the test called."""
+# Where the interpreter's own modules and the installed packages (torch) live: not the notebook's code.
+_LIBRARIES = tuple({sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix})
+
+
+def _stub_that_raised(error: Exception) -> str | None:
+    """The notebook's function that raised a NotImplementedError itself, by the name the student wrote
+    (`inner_step`, `Square.forward`): the release's stub, and not the test's function that called it; None
+    for any other error, and for torch's own NotImplementedError (a jvp a Function lacks)."""
     entry = error.__traceback__
     while entry is not None and entry.tb_next is not None:
         entry = entry.tb_next
-    qualname = entry.tb_frame.f_code.co_qualname if entry is not None else name
-    return qualname if qualname.split(".")[-1] in ("forward", "backward", "setup_context", "jvp") else name
+    if not isinstance(error, NotImplementedError) or entry is None:
+        return None
+    code = entry.tb_frame.f_code
+    return None if code.co_filename.startswith(_LIBRARIES) else code.co_qualname
 
 
 def _as_outputs(value) -> tuple:
@@ -187,7 +196,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
     kind, name, names = request["kind"], request["name"], request["names"]
     records = []
     measurement = {"samples": records}
-    for number, sample in enumerate(request["samples"]):
+    for sample in request["samples"]:
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
         records.append(record)
@@ -211,11 +220,10 @@ def _measure_function(request: dict, function: Callable) -> dict:
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
             _second_derivative(record, name, names, outputs, inputs, sample)
-        if number == 0:
-            measurement["jacobians"] = _consistency(kind, function, inputs, sample)
-            measurement["changes_outputs"] = diagnose.changes_outputs_in_backward(
-                _as_outputs(_called(name, function, inputs, "")[0]), inputs
-            )
+        record["gradcheck"] = _gradcheck(kind, function, inputs, sample, request.get("batched") is True)
+        record["changes_outputs"] = diagnose.changes_outputs_in_backward(
+            _as_outputs(_called(name, function, inputs, "")[0]), inputs
+        )
     return measurement
 
 
@@ -235,9 +243,9 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
             create_graph=create_graph,
             allow_unused=True,
         ), None
-    except NotImplementedError:
-        return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
     except Exception as error:  # noqa: BLE001 - as in _called
+        if _stub_that_raised(error):
+            return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
         return None, _text(
             f"The backward of {name} raised {type(error).__name__}: {error}\n"
             f"  on {samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
@@ -282,33 +290,122 @@ def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
         record["grads2_hint"] = diagnose.known_error_hint(error)
 
 
-def _consistency(kind: str, function: Callable, inputs, sample) -> dict:
-    """The two Jacobians gradcheck (first derivative) or gradgradcheck (second) compares, as numbers."""
+def _checked(kind: str, function: Callable, inputs, sample) -> tuple[Callable, list[torch.Tensor]]:
+    """The function gradcheck (first derivative) or gradgradcheck (second) checks, and its arguments:
+    for the second, the gradient with create_graph=True as a function of the inputs and grad_outs."""
     if kind == "first_derivative":
-        checked, arguments = function, [t.detach() for t in inputs]
-    else:
-        count = len(inputs)
+        return function, [t.detach() for t in inputs]
+    count = len(inputs)
 
-        def checked(*variables):
-            outputs = _as_outputs(function(*variables[:count]))
-            pairs = [(o, g) for o, g in zip(outputs, variables[count:], strict=True) if o.requires_grad]
-            grads = torch.autograd.grad(
-                [o for o, _ in pairs],
-                variables[:count],
-                [g for _, g in pairs],
-                create_graph=True,
-                allow_unused=True,
-            )
-            return tuple(
-                torch.zeros_like(x) if g is None else g for x, g in zip(variables[:count], grads, strict=True)
-            )
+    def checked(*variables):
+        outputs = _as_outputs(function(*variables[:count]))
+        pairs = [(o, g) for o, g in zip(outputs, variables[count:], strict=True) if o.requires_grad]
+        grads = torch.autograd.grad(
+            [o for o, _ in pairs],
+            variables[:count],
+            [g for _, g in pairs],
+            create_graph=True,
+            allow_unused=True,
+        )
+        return tuple(
+            torch.zeros_like(x) if g is None else g for x, g in zip(variables[:count], grads, strict=True)
+        )
 
-        arguments = [t.detach() for t in inputs] + list(sample["grad_outs"])
+    return checked, [t.detach() for t in inputs] + list(sample["grad_outs"])
+
+
+def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> dict:
+    """What gradcheck (first derivative) or gradgradcheck (second) looks at, with their defaults, as
+    numbers: the Jacobians by backward and by finite differences, then what backward gives for incoming
+    gradients that are zero, and that are undefined (None); with `batched`, what it gives for a batch
+    of incoming gradients under vmap (their check_batched_grad)."""
+    checked, arguments = _checked(kind, function, inputs, sample)
     try:
         analytic, again = _analytic(checked, arguments)
-        return {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
+        numbers = {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
     except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
-        return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
+        return _failed(error)
+    numbers["zeroed"] = _fed(checked, arguments, lambda index: False)
+    numbers["undefined"] = _with_undefined_gradients(checked, arguments)
+    if batched:
+        numbers["batched"] = _batched(checked, arguments)
+    return numbers
+
+
+def _failed(error: Exception) -> dict:
+    return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
+
+
+def _differentiable(checked: Callable, arguments: list[torch.Tensor]):
+    """Fresh leaves for the arguments, and the outputs of `checked` on them that require grad."""
+    variables = [a.clone().requires_grad_() for a in arguments]
+    outputs = [o for o in _as_outputs(checked(*variables)) if isinstance(o, torch.Tensor) and o.requires_grad]
+    return variables, outputs
+
+
+def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[int], bool]) -> dict:
+    """The gradients backward gives when every incoming gradient is zero, those of the outputs
+    `undefined` picks made undefined (None to a Function that does not materialize them): gradcheck
+    wants each to be None or zero."""
+    outputs = []
+    try:
+        variables, outputs = _differentiable(checked, arguments)
+        make_undefined = torch._C._functions.UndefinedGrad()
+        marked = [make_undefined(o) if undefined(index) else o for index, o in enumerate(outputs)]
+        if not marked:
+            return {"grads": []}
+        grads = torch.autograd.grad(
+            marked, variables, [torch.zeros_like(o) for o in marked], allow_unused=True
+        )
+    except Exception as error:  # noqa: BLE001 - backward's own error is the finding
+        if outputs and all(undefined(index) for index in range(len(outputs))):
+            return _failed(error) | {"returned": diagnose.returned_for_missing_gradients(outputs)}
+        return _failed(error)
+    return {"grads": [arrays.tree(g) for g in grads]}
+
+
+def _with_undefined_gradients(checked: Callable, arguments: list[torch.Tensor]) -> list[dict]:
+    """As gradcheck's check_undefined_grad: what backward gives when every incoming gradient is undefined,
+    then, for several outputs, when each one alone is."""
+    every = _fed(checked, arguments, lambda index: True)
+    try:
+        _, outputs = _differentiable(checked, arguments)
+    except Exception:  # noqa: BLE001 - a function that cannot be called again fails in `every` too
+        return [every]
+    alone = [lambda index, which=which: index == which for which in range(len(outputs))]
+    return [every, *(_fed(checked, arguments, one) for one in alone)] if len(outputs) > 1 else [every]
+
+
+# How many incoming gradients a batched check feeds at once, as gradcheck's check_batched_grad does.
+_BATCH = 2
+
+
+def _batched(checked: Callable, arguments: list[torch.Tensor]) -> dict:
+    """For each output, the gradients backward gives for a batch of random incoming gradients under
+    vmap, and for each of them alone: gradcheck's check_batched_grad wants them equal."""
+    gen = torch.Generator().manual_seed(0)
+    vmapped, looped = [], []
+    try:
+        variables, outputs = _differentiable(checked, arguments)
+        for output in outputs:
+            batch = torch.randn((_BATCH, *output.shape), generator=gen, dtype=output.dtype)
+            grads = torch.autograd.grad(
+                output, variables, batch, retain_graph=True, allow_unused=True, is_grads_batched=True
+            )
+            vmapped += [
+                torch.zeros((_BATCH, *v.shape), dtype=v.dtype) if g is None else g
+                for v, g in zip(variables, grads, strict=True)
+            ]
+            alone = [
+                torch.autograd.grad(output, variables, v, retain_graph=True, allow_unused=True) for v in batch
+            ]
+            looped += [
+                torch.stack([torch.zeros_like(v) if g is None else g for g in column])
+                for v, column in zip(variables, zip(*alone, strict=True), strict=True)
+            ]
+    except Exception as error:  # noqa: BLE001 - an error under vmap is the finding
+        return _failed(error)
+    return {"vmapped": [t.detach() for t in vmapped], "looped": [t.detach() for t in looped]}
 
 
 def _analytic(function: Callable, arguments: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from autograder.records.progress import format_duration
-from autograder.records.results import QuestionResult, Status
+from autograder.records.results import QuestionResult, Status, one_line
 
 _TOP_REASONS = 10
 
@@ -42,11 +42,12 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w)")
 def reason_class(reason: str) -> str:
     """The diagnosis in a failure message, stripped of what varies between students who made the
     same mistake (sample values, shapes, timeouts), so that their failures count together."""
-    lines = [line.strip() for line in reason.strip().splitlines() if line.strip()]
-    if not lines:
+    text = one_line(reason)
+    if not text:
         return "(no reason given)"
-    causes = [line for line in lines if line.startswith(_LIKELY_CAUSE)]
-    line = causes[0] if causes else lines[0]
+    # Lines are fitted to a notebook's width, so a sentence may go on over several: read them as one.
+    cause = text.find(_LIKELY_CAUSE)
+    line = text[cause:] if cause >= 0 else text
     sentence = _FIRST_SENTENCE.match(line)
     parts = _QUOTED.split(sentence.group() if sentence else line)
     # split() with a group puts the quoted parts at the odd indices.

@@ -1,7 +1,7 @@
 """One row per (student, assignment, notebook, question): what grades.csv holds."""
 
 import csv
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -61,13 +61,21 @@ def from_text(cell: str) -> str:
     return cell[1:] if cell.startswith("'") else cell
 
 
+def one_line(reason: str) -> str:
+    """A reason on one line, as grades.csv holds it: its lines, which are fitted to a notebook's width,
+    joined by spaces; a reason of one line as it is."""
+    lines = reason.split("\n")
+    return reason if len(lines) == 1 else " ".join(line.strip() for line in lines if line.strip())
+
+
 def write_csv(rows: list[QuestionResult], path: Path) -> None:
-    """grades.csv, sorted so that any two runs over the same submissions compare line for line."""
+    """grades.csv, sorted so that any two runs over the same submissions compare line for line; one line
+    per row."""
     with open(path, "w", newline="", encoding="utf-8", errors="replace") as output:
         writer = csv.writer(output)
         writer.writerow(COLUMNS)
         for row in sorted(rows, key=lambda r: r.key):
-            writer.writerow([as_text(value) for value in astuple(row)])
+            writer.writerow([as_text(value) for value in astuple(replace(row, reason=one_line(row.reason)))])
 
 
 def read_csv(path: Path) -> list[QuestionResult]:

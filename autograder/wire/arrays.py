@@ -73,6 +73,13 @@ def _plain(value) -> torch.Tensor | None:
     return data if data.dtype in _NAMES else None
 
 
+def text(value) -> str:
+    """A measurement's text (a message, a hint), refused with TypeError if it is anything else."""
+    if not isinstance(value, str):
+        raise TypeError("not text")
+    return value
+
+
 def tree(value, depth: int = 0):
     """A returned value as a judge compares it: tensors (with requires_grad), sequences and numbers; of
     anything else only its type's name."""

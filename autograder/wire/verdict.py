@@ -1,11 +1,39 @@
 """What a check says about a student's answer: passed or not, and why."""
 
 import json
+import textwrap
 from dataclasses import asdict, dataclass
+
+# Columns a line of a message may take, where students read it: a notebook's output, Validate's dialog,
+# the feedback, the report. Its first line follows the name of the error, as a notebook shows it.
+WIDTH = 88
+SHOWN_AFTER = "AssertionError: "
 
 
 class FailedCheckError(Exception):
     """Raised inside a comparison with the message the student will read."""
+
+
+def fitted(message: str) -> str:
+    """The message with every line at most WIDTH columns, the first after SHOWN_AFTER: each line is broken
+    between words, never inside one, and keeps its indentation. Its own line breaks stay."""
+    lines = []
+    for number, line in enumerate(message.splitlines()):
+        indent = line[: len(line) - len(line.lstrip())]
+        # The first line is wrapped as if it followed SHOWN_AFTER, which is then taken off again.
+        first = " " * len(SHOWN_AFTER) if number == 0 else indent
+        wrapped = textwrap.wrap(
+            line.strip(),
+            width=WIDTH,
+            initial_indent=first,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [first]
+        if number == 0:
+            wrapped[0] = indent + wrapped[0][len(first) :]
+        lines += wrapped
+    return "\n".join(line.rstrip() for line in lines)
 
 
 @dataclass(frozen=True)
@@ -20,7 +48,8 @@ class Verdict:
 
     @classmethod
     def failed(cls, message: str) -> "Verdict":
-        return cls(passed=False, message=message)
+        """Every failed check's message passes here, and leaves fitted to the columns students read."""
+        return cls(passed=False, message=fitted(message))
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self)).encode()

@@ -40,19 +40,6 @@ ALTERNATIVES = [
         (_SETUP_CONTEXT, "        ctx.set_materialize_grads(False)\n        ctx.save_for_backward(*inputs)"),
         (_GRADS, "        if grad_out is None:\n            return None, None\n" + _GRADS),
     ),
-    _scaled_square(
-        "scaledsquare_fills_in_needed_gradients",
-        (
-            _GRADS,
-            "        grad_x = grad_w = None\n"
-            "        need_x, need_w = ctx.needs_input_grad\n"
-            "        if need_x:\n"
-            "            grad_x = torch.zeros_like(x)\n"
-            "            grad_x += 2 * grad_out * w * x\n"
-            "        if need_w:\n"
-            "            grad_w = grad_out * x * x\n",
-        ),
-    ),
     _tanh_in_place(
         "old_style_tanhinplace",
         answer='''class TanhInPlace(torch.autograd.Function):
@@ -73,5 +60,23 @@ ALTERNATIVES = [
     _tanh_in_place(
         "tanhinplace_by_copy",
         ("return x.tanh_()", "return x.copy_(torch.tanh(x))"),
+    ),
+    _tanh_in_place("tanhinplace_by_out", ("return x.tanh_()", "return torch.tanh(x, out=x)")),
+    _tanh_in_place(
+        "tanhinplace_slope_as_a_product",
+        ("return grad_out * (1 - result**2)", "return grad_out * (1 - result) * (1 + result)"),
+    ),
+    _tanh_in_place(
+        "tanhinplace_saves_the_dirty_input",
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(x)"),
+    ),
+    _tanh_in_place(
+        "tanhinplace_without_materialized_grads",
+        ("ctx.mark_dirty(x)\n", "ctx.mark_dirty(x)\n        ctx.set_materialize_grads(False)\n"),
+        (
+            "(result,) = ctx.saved_tensors\n        return grad_out",
+            "if grad_out is None:\n            return None\n"
+            "        (result,) = ctx.saved_tensors\n        return grad_out",
+        ),
     ),
 ]

@@ -57,4 +57,36 @@ class Tanh(torch.autograd.Function):
         (result,) = ctx.saved_tensors
         return tanh_slope(result) * x_t''',
     ),
+    _tanh(
+        "tanh_from_the_saved_input",
+        (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),
+        (
+            "(result,) = ctx.saved_tensors\n        return grad_out * (1 - result**2)",
+            "(x,) = ctx.saved_tensors\n        return grad_out / torch.cosh(x) ** 2",
+        ),
+        (
+            "(result,) = ctx.saved_tensors\n        return x_t * (1 - result**2)",
+            "(x,) = ctx.saved_tensors\n        return x_t / torch.cosh(x) ** 2",
+        ),
+    ),
+    _tanh(
+        "tanh_slope_as_a_product",
+        ("return grad_out * (1 - result**2)", "return grad_out * (1 - result) * (1 + result)"),
+        ("return x_t * (1 - result**2)", "return (1 - result) * (1 + result) * x_t"),
+    ),
+    _tanh(
+        "tanh_by_exponentials",
+        (
+            "return torch.tanh(x)",
+            "e = torch.exp(-2 * x.abs())\n        return torch.sign(x) * (1 - e) / (1 + e)",
+        ),
+    ),
+    _tanh(
+        "tanh_rules_by_addcmul",
+        (
+            "return grad_out * (1 - result**2)",
+            "return torch.addcmul(grad_out, grad_out * result, result, value=-1)",
+        ),
+        ("return x_t * (1 - result**2)", "return torch.addcmul(x_t, x_t * result, result, value=-1)"),
+    ),
 ]

@@ -86,6 +86,19 @@ MUTANTS = [
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
     ),
+    # Right one gradient at a time; under vmap (torch.func.jacrev, gradcheck's check_batched_grad) the
+    # tensor it creates has no batch dimension, so adding a batch of gradients into it in place fails.
+    _scaled_square(
+        "adds_in_place_into_a_tensor_it_created",
+        {_FIRST},
+        (
+            _GRAD_X,
+            "grad_x = torch.zeros_like(x) if ctx.needs_input_grad[0] else None\n"
+            "        if grad_x is not None:\n"
+            "            grad_x += grad_out * 2 * w * x",
+        ),
+        says="adds in place (grad_x += ...) into a tensor it created",
+    ),
     # Its backward still saves its inputs, so the version check holds: that cell it keeps.
     _scaled_square(
         "patches_the_checks",
