@@ -11,6 +11,7 @@ import re
 
 import nbformat
 import pytest
+from claims import CLAIMS
 from grading_pipeline import nbgrader_cells
 from mutants import INSTRUCTIONS, MUTANTS
 
@@ -103,6 +104,12 @@ def test_source_notebooks_are_stored_without_outputs(lesson):
         if cell.cell_type == "code":
             assert cell.outputs == [], cell.id
             assert cell.execution_count is None, cell.id
+
+
+def test_every_lesson_has_its_instruction_table_and_its_claims():
+    """A lesson missing from either table would have its instructions or its numbers checked by nothing."""
+    assert sorted(lesson for lesson in LESSONS if INSTRUCTIONS.get(lesson)) == LESSONS
+    assert sorted(CLAIMS) == LESSONS
 
 
 @pytest.mark.parametrize("lesson", sorted(INSTRUCTIONS))
