@@ -145,7 +145,8 @@ class AttackRun:
     def leaked(self, student: str) -> list[str]:
         """The protected texts found in what the student gets back."""
         feedback = self.out / "autograded" / student / LESSON / f"{LESSON}.ipynb"
-        text = feedback.read_text(errors="replace") if feedback.exists() else ""
+        # Messages are wrapped to a notebook's width: a text is looked for across their line breaks too.
+        text = feedback.read_text(errors="replace").replace("\\n", " ") if feedback.exists() else ""
         text += "\n".join(row.reason for row in self.questions(student).values())
         return [s for s in (self.secret, MARKER, REFERENCE_TEXT, "BEGIN HIDDEN TESTS") if s in text]
 
