@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from autograder.grading.errors import GradingError, StoppedError
 from autograder.grading.options import Limits, default_workers
+from autograder.grading.staleness import counted
 
 _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
@@ -157,7 +158,7 @@ def _grade(args: argparse.Namespace) -> int:
     with workers_for(target, args.workers, args.scheduler) as pool:
         if pool is not None and args.scheduler is None:
             print(
-                f"warming {_count(args.workers, 'worker')} while nbgrader prepares the gradebook",
+                f"warming {counted(args.workers, 'worker')} while nbgrader prepares the gradebook",
                 file=sys.stderr,
             )
         from autograder.grading.run import grade
@@ -174,10 +175,6 @@ def _records(args: argparse.Namespace) -> Path:
     return args.out or args.course / "class_grader"
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def _saved(out: Path) -> str:
     """'12 notebooks are saved in DIR', from the folder's journal."""
     journal = out / "journal.jsonl"
@@ -185,7 +182,7 @@ def _saved(out: Path) -> str:
         count = len(journal.read_bytes().splitlines()) if journal.exists() else 0
     except OSError:
         count = 0
-    return f"{_count(count, 'graded notebook')} saved in {out}"
+    return f"{counted(count, 'graded notebook')} saved in {out}"
 
 
 def _system_error(error: OSError, args: argparse.Namespace) -> str:

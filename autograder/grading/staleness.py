@@ -139,7 +139,8 @@ def plan(
     return result
 
 
-def _count(number: int, noun: str) -> str:
+def counted(number: int, noun: str) -> str:
+    """'1 notebook', '3 notebooks'."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
@@ -152,29 +153,31 @@ def _line(reasons, course_changed, forgotten, unchanged, stale_outside, option_c
     """One line saying what the run grades, regrades and forgets, and why."""
     regrading = []
     if reasons["resubmitted"]:
-        regrading.append(f"{_count(reasons['resubmitted'], 'resubmitted notebook')}")
+        regrading.append(f"{counted(reasons['resubmitted'], 'resubmitted notebook')}")
     for assignment, number in sorted(course_changed.items()):
         regrading.append(f"{number} of {assignment}, whose course changed")
     if reasons["options"]:
         why = ", ".join(option_changes) or "the options changed"
-        regrading.append(f"{_count(reasons['options'], 'notebook')} graded under other options ({why})")
+        regrading.append(f"{counted(reasons['options'], 'notebook')} graded under other options ({why})")
     parts = []
     if reasons["new"]:
-        parts.append(f"grading {_count(reasons['new'], 'notebook')} not graded yet")
+        parts.append(f"grading {counted(reasons['new'], 'notebook')} not graded yet")
     if regrading:
         parts.append(
             "regrading " + " and ".join([", ".join(regrading[:-1]), regrading[-1]][-len(regrading) :])
         )
     if forgotten:
-        parts.append(f"dropping {_count(forgotten, 'notebook')} no longer handed in")
+        parts.append(f"dropping {counted(forgotten, 'notebook')} no longer handed in")
     if not parts and stale_outside:
         parts.append("nothing to grade for --student/--assignment")
     elif not parts:
-        parts.append(f"nothing changed since the last run: {_count(unchanged, 'notebook')} keep their grades")
+        parts.append(
+            f"nothing changed since the last run: {counted(unchanged, 'notebook')} keep their grades"
+        )
     elif unchanged:
         parts.append(f"{unchanged} unchanged")
     if stale_outside:
         parts.append(
-            f"{_count(stale_outside, 'changed notebook')} outside --student/--assignment left as they are"
+            f"{counted(stale_outside, 'changed notebook')} outside --student/--assignment left as they are"
         )
     return "; ".join(parts)
