@@ -125,6 +125,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
         ),
         _FORGED,
     ),
+    ("06_beyond_the_basics", "grad_w_without_grad_out"): (
+        frozenset({"scaledsquare_second_derivative"}),
+        _FIRST_ALREADY_WRONG,
+    ),
     ("06_beyond_the_basics", "patches_the_checks"): (
         frozenset({"scaledsquare_first_derivative", "scaledsquare_second_derivative"}),
         _FORGED,
