@@ -162,9 +162,10 @@ def _grade(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         from autograder.grading.run import grade
-        from autograder.records.report import summary_table
 
         rows = grade(target, pool)
+    from autograder.records.report import summary_table
+
     print(summary_table(rows))
     print(f"\nwrote {target.out / 'grades.csv'} and {target.out / 'report.html'}")
     return 0

@@ -5,8 +5,10 @@ change touched (see `autograder.grading.staleness`) and nothing else.
 """
 
 import hashlib
+import importlib
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +21,6 @@ from autograder.grading.pool import WorkerPool, workers_for
 from autograder.grading.target import EVERYONE, Selection, Target, open_target
 from autograder.records.journal import Journal, Recorded
 from autograder.records.progress import Progress
-from autograder.records.report import write_report
 from autograder.records.results import QuestionResult, Status, write_csv
 
 
@@ -113,8 +114,14 @@ def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
     target.journal.rewrite(work.kept)
     settings = {name: target.options[name] for name in ("seed", "cell_timeout", "notebook_timeout")}
     run = _Run(course, target.journal, pool, settings, dict(work.kept))
+    # The report's plotting library loads while the main thread mostly waits for the workers' results.
+    report = threading.Thread(target=importlib.import_module, args=("autograder.records.report",))
+    report.start()
     if work.todo:
         run.grade(work.todo, done=len(work.kept), stream=stream)
+    report.join()
+    from autograder.records.report import write_report
+
     finished = run.finished
     rows = target.ungradable + [
         row for s in target.submissions if s.key in finished for row in finished[s.key].rows
