@@ -420,6 +420,30 @@ def test_no_network_even_to_a_server_on_loopback(landlock_level):
 
 
 @at_every_level
+def test_the_granted_devices_ioctls_that_change_anything_are_refused():
+    """Landlock scopes device ioctls from ABI 5; below it, the random devices' ioctls that change the
+    entropy pool need CAP_SYS_ADMIN, which the notebook does not hold (null, zero and full have none)."""
+    changing = {
+        "RNDADDTOENTCNT": 0x40045201,
+        "RNDZAPENTCNT": 0x5204,
+        "RNDCLEARPOOL": 0x5206,
+        "RNDRESEEDCRNG": 0x5207,
+    }
+
+    def attack():
+        import fcntl
+
+        with open("/dev/urandom", "wb") as device:
+            return {
+                name: attempt(lambda number=number: fcntl.ioctl(device, number, b"\0" * 4))
+                for name, number in changing.items()
+            }
+
+    outcome = confined(attack)
+    assert set(outcome.values()) == {"EPERM"}, outcome
+
+
+@at_every_level
 def test_no_abstract_unix_socket_outside_reaches_it():
     """Landlock scopes abstract unix sockets from ABI 6; below it, the network namespace hides them."""
     name = f"\0gradgrad-test-{os.getpid()}".encode()

@@ -18,6 +18,16 @@ _NO_LANDLOCK = (
     " booted with landlock in its lsm= list (Debian/Ubuntu: in /etc/default/grub add"
     " lsm=landlock,lockdown,yama,integrity,apparmor to GRUB_CMDLINE_LINUX, run `sudo update-grub`, reboot)"
 )
+# What keeps, below each Landlock ABI version, the guarantee that version's new right gives.
+STAND_INS = {
+    2: "renames and links across folders: below it refused outright (EXDEV)",
+    3: "truncation by path: kept off by the read-only mounts",
+    4: "TCP rules: kept by the network namespace, where nothing outside is reachable",
+    5: "device ioctls: only null, zero, full, random and urandom are granted, and their ioctls that"
+    " change anything need capabilities the notebook does not hold",
+    6: "signal and abstract unix socket scoping: kept by the PID namespace (nothing outside is visible)"
+    " and the network namespace (abstract sockets are per network namespace)",
+}
 _CONTAINER = (
     "in a container, start it with --cap-add SYS_ADMIN --security-opt seccomp=unconfined"
     " --security-opt apparmor=unconfined (Kubernetes: privileged: true)"
