@@ -61,8 +61,10 @@ at_every_level = pytest.mark.usefixtures("landlock_level")
 @pytest.fixture(scope="module")
 def instructor():
     """The instructor's side, outside /tmp (which sandboxes see replaced): a readable course folder that
-    holds an excluded solutions folder, as a non-editable install would, and a private file beside it."""
-    root = Path(tempfile.mkdtemp(prefix=".instructor-", dir=REPO))
+    holds an excluded solutions folder, as a non-editable install would, and a private file beside it.
+    In the repository, or, for a user who may not write there, in the folder the tests run in."""
+    parent = REPO if os.access(REPO, os.W_OK) else Path.cwd()
+    root = Path(tempfile.mkdtemp(prefix=".instructor-", dir=parent))
     (root / "course" / "solutions").mkdir(parents=True)
     (root / "course" / "public.py").write_text("PUBLIC = 1\n")
     (root / "course" / "solutions" / "answer.py").write_text(SECRET)
