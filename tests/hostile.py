@@ -44,6 +44,11 @@ class Paths:
         return self.repository / "solutions" / "saving_inputs.py"
 
     @property
+    def grader_code(self) -> Path:
+        """A module of the grader's that notebooks import, so can read."""
+        return self.repository / "autograder" / "checks.py"
+
+    @property
     def planted(self) -> Path:
         """A secret the test writes into the output folder before the run."""
         return self.out / "planted.txt"
@@ -248,6 +253,34 @@ for folder in ("/tmp", "/dev/shm", "/var/tmp", "."):
             for _ in range(1024):
                 big.write(b"x" * 2**20)
     attempt(folder, fill)
+"""),
+    }
+
+
+def below_landlock_6(paths: Paths, port: int, abstract_socket: str) -> dict[str, str]:
+    """What Landlock guards only from ABI 3 (truncation), 4 (TCP) and 6 (signals, abstract unix
+    sockets), aimed at the instructor's files (the grader's own code, which notebooks read, among them),
+    the output folder, the grading worker and a server the test runs: below those versions, the
+    read-only mounts and the namespaces must keep them."""
+    targets = [str(p) for p in (paths.grader_code, paths.hidden_tests, paths.reference, paths.classmate)]
+    targets.append(str(paths.planted))
+    targets += [str(paths.out / name) for name in ("journal.jsonl", "gradebook.db", "run.json")]
+    return {
+        "truncates_files": _code(f"""
+for path in {targets!r}:
+    attempt("truncate " + path, lambda: os.truncate(path, 0))
+    attempt("O_TRUNC " + path, lambda: os.close(os.open(path, os.O_RDONLY | os.O_TRUNC)))
+    attempt("touch " + path, lambda: os.utime(path, None))
+"""),
+        "signals_the_worker": processes()["kills_everything"],
+        "connects_to_loopback": _code(f"""
+import socket
+attempt("connect", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"owned"))
+"""),
+        "connects_to_an_abstract_socket": _code(f"""
+import socket
+unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+attempt("connect", lambda: unix.connect({abstract_socket!r}) or unix.sendall(b"owned"))
 """),
     }
 

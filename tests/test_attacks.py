@@ -5,7 +5,8 @@ finishes, nothing it started is still running, and no protected byte (a secret p
 aims at, the hidden tests' text, the reference's) reaches its feedback or grades.csv. A second class of
 notebooks whose only oddity is their text (a BOM, CRLF, a lone surrogate, nbgrader's markers, file
 names) keeps full marks, and a run killed mid-way and resumed over a forged journal ends with exactly
-the grades of an uninterrupted run.
+the grades of an uninterrupted run. A smaller class is graded at Landlock ABI 1, the oldest, with the
+attacks that later versions guard against and older ones keep out by other means.
 """
 
 import csv
@@ -13,6 +14,7 @@ import hashlib
 import json
 import os
 import secrets
+import socket
 import subprocess
 import sys
 import time
@@ -22,13 +24,25 @@ import nbformat
 import pytest
 from classroom import LESSON, grade_command, write_submission
 from grading_pipeline import submission
-from hostile import MARKER, RIGHT, WRONG, Paths, forgeries, outputs, processes, reads, writes
+from hostile import (
+    MARKER,
+    RIGHT,
+    WRONG,
+    Paths,
+    below_landlock_6,
+    forgeries,
+    outputs,
+    processes,
+    reads,
+    writes,
+)
 
 from autograder.course.layout import STUDENT_NOTEBOOKS
 from autograder.course.nbgrader_cli import run_nbgrader
 from autograder.records.journal import Journal
 from autograder.records.results import Status, read_csv
 from autograder.records.run_file import RunFile
+from autograder.sandbox import landlock
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
@@ -228,3 +242,84 @@ def test_output_is_cut_and_the_feedback_stays_small(attack_run):
         assert feedback.stat().st_size < 8 * 2**20, student
     printed = (attack_run.out / "autograded" / "prints_without_end" / LESSON / f"{LESSON}.ipynb").read_text()
     assert "output cut" in printed
+
+
+class OldestLandlockRun:
+    """A class graded at Landlock ABI 1 (Linux 5.13): the attacks on what ABI 3, 4 and 6 guard, and a
+    classmate with the right answer; a server on loopback and an abstract unix socket wait for them."""
+
+    def __init__(self, root: Path) -> None:
+        self.submitted, self.out = root / "submitted", root / "out"
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        abstract = f"\0gradgrad-attacks-{os.getpid()}"
+        self.unix.bind(abstract)
+        for listening in (self.server, self.unix):
+            listening.listen()
+            listening.setblocking(False)
+        classmate = self.submitted / CLASSMATES[0] / LESSON / f"{LESSON}.ipynb"
+        self.paths = Paths(REPOSITORY, self.submitted, self.out, classmate)
+        self.attacks = below_landlock_6(self.paths, self.server.getsockname()[1], abstract)
+        for name, code in self.attacks.items():
+            write_submission(self.submitted, name, _notebook([code]))
+        write_submission(self.submitted, CLASSMATES[0], _notebook([RIGHT]))
+        RunFile.open(self.out, seed=None).save(self.out)
+        self.paths.planted.write_text("planted")
+        targets = [self.paths.grader_code, self.paths.hidden_tests, self.paths.reference, classmate]
+        targets.append(self.paths.planted)
+        self.protected = {path: (_digest(path), path.stat().st_mtime_ns) for path in targets}
+
+    def grade(self) -> None:
+        started = time.monotonic()
+        command = _grade_command(self.submitted, self.out, "--timeout", "10")
+        environment = os.environ | {landlock.CAP_VARIABLE: "1"}
+        self.run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+        self.seconds = time.monotonic() - started
+        self.rows = read_csv(self.out / "grades.csv") if (self.out / "grades.csv").exists() else []
+        self.connections = [_accepted(listening) for listening in (self.server, self.unix)]
+        self.server.close()
+        self.unix.close()
+
+    def feedback(self, student: str) -> str:
+        return (self.out / "autograded" / student / LESSON / f"{LESSON}.ipynb").read_text()
+
+
+def _accepted(listening: socket.socket) -> bool:
+    try:
+        listening.accept()[0].close()
+    except BlockingIOError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def oldest_landlock_run(tmp_path_factory) -> OldestLandlockRun:
+    run = OldestLandlockRun(tmp_path_factory.mktemp("oldest-landlock"))
+    run.grade()
+    return run
+
+
+def test_at_the_oldest_landlock_the_run_finishes_with_the_classmates_marks(oldest_landlock_run):
+    run = oldest_landlock_run
+    assert run.run.returncode == 0, run.run.stderr[-3000:]
+    assert json.loads((run.out / "run.json").read_text())["confinement"]["landlock_abi"] == 1
+    marks = {(row.student, row.question): (row.score, row.status) for row in run.rows}
+    assert {q: marks[CLASSMATES[0], q] for q in QUESTIONS} == {
+        q: (p, Status.OK) for q, p in QUESTIONS.items()
+    }
+    assert {student for student, _ in marks} == {CLASSMATES[0], *run.attacks}
+    print(f"class graded at Landlock ABI 1 in {run.seconds:.1f} s")
+
+
+def test_at_the_oldest_landlock_no_file_is_truncated_and_nothing_outside_is_reached(oldest_landlock_run):
+    run = oldest_landlock_run
+    assert {path: (_digest(path), path.stat().st_mtime_ns) for path in run.protected} == run.protected
+    assert run.connections == [False, False]
+    # The grader's code is visible, and read-only; the rest is hidden from notebooks altogether.
+    truncations = run.feedback("truncates_files")
+    assert f"O_TRUNC {run.paths.grader_code} -x OSError [Errno 30] Read-only file system" in truncations
+    assert f"truncate {run.paths.reference} -x FileNotFoundError" in truncations
+    assert "Network is unreachable" in run.feedback("connects_to_loopback")
+    assert "Connection refused" in run.feedback("connects_to_an_abstract_socket")
+    for attack in run.attacks:
+        assert {row.score for row in run.rows if row.student == attack} == {0.0}, attack

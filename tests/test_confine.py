@@ -2,7 +2,9 @@
 
 Each test forks a sandbox whose body is the attack, plain Python as a notebook cell would run it; the
 body reports what happened as JSON on a kept pipe. Every test checks that the attack failed and that the
-instructor's side (files, processes, the test process itself) is intact.
+instructor's side (files, processes, the test process itself) is intact. The attacks on what Landlock
+guards run at the oldest Landlock ABI (1, Linux 5.13), at 4 (the first with TCP rules) and at this
+kernel's, since below ABI 6 the other parts of the confinement keep what Landlock no longer does.
 """
 
 import contextlib
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import confine
+from autograder.sandbox import confine, host, landlock
 from autograder.sandbox.confine import Limits, Sandbox, SandboxUnavailableError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,17 +41,38 @@ LIMITS = Limits(
     scratch_bytes=16 * MiB,
 )
 SECRET = "the reference answer"
+# The Landlock ABI versions the attacks run at (None: this kernel's own).
+LEVELS = [1, 4, None]
+
+
+@pytest.fixture(params=LEVELS, ids=lambda level: f"abi{level}" if level else "kernel-abi")
+def landlock_level(request, monkeypatch) -> int:
+    """The ABI version sandboxes made during the test use, capped as an instructor caps it."""
+    if request.param is None:
+        monkeypatch.delenv(landlock.CAP_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(landlock.CAP_VARIABLE, str(request.param))
+    return landlock.used()
+
+
+at_every_level = pytest.mark.usefixtures("landlock_level")
 
 
 @pytest.fixture(scope="module")
 def instructor():
     """The instructor's side, outside /tmp (which sandboxes see replaced): a readable course folder that
-    holds an excluded solutions folder, as a non-editable install would, and a private file beside it."""
-    root = Path(tempfile.mkdtemp(prefix=".instructor-", dir=REPO))
+    holds an excluded solutions folder, as a non-editable install would, and a private file beside it.
+    In the repository, or, for a user who may not write there, in the folder the tests run in."""
+    parent = REPO if os.access(REPO, os.W_OK) else Path.cwd()
+    root = Path(tempfile.mkdtemp(prefix=".instructor-", dir=parent))
     (root / "course" / "solutions").mkdir(parents=True)
     (root / "course" / "public.py").write_text("PUBLIC = 1\n")
     (root / "course" / "solutions" / "answer.py").write_text(SECRET)
     (root / "gradebook.txt").write_text(SECRET)
+    # A file anyone may write, as a careless instructor leaves one: only the read-only mounts keep it
+    # from being truncated below Landlock ABI 3.
+    (root / "shared.log").write_text(SECRET)
+    os.chmod(root / "shared.log", 0o666)
     os.chmod(root, 0o755)
     yield root
     shutil.rmtree(root)
@@ -58,7 +81,9 @@ def instructor():
 def _intact(instructor: Path) -> None:
     assert (instructor / "course" / "solutions" / "answer.py").read_text() == SECRET
     assert (instructor / "gradebook.txt").read_text() == SECRET
-    assert sorted(p.name for p in instructor.iterdir()) == ["course", "gradebook.txt"]
+    assert (instructor / "shared.log").read_text() == SECRET
+    assert os.stat(instructor / "shared.log").st_mode & 0o777 == 0o666
+    assert sorted(p.name for p in instructor.iterdir()) == ["course", "gradebook.txt", "shared.log"]
 
 
 def attempt(action) -> str:
@@ -124,36 +149,34 @@ def in_namespace(namespace: str) -> list[int]:
     return pids
 
 
-def test_missing_features_are_sentences_naming_the_feature_and_how_to_get_it(monkeypatch):
+@at_every_level
+def test_every_landlock_level_confines_fully_and_only_its_absence_is_missing(landlock_level, monkeypatch):
     assert confine.missing_features() == []
-    monkeypatch.setattr(confine.landlock, "abi", lambda: 3)
-    monkeypatch.setattr(confine.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
-    confine._missing.cache_clear()
-    try:
-        missing = confine.missing_features()
-        with pytest.raises(SandboxUnavailableError, match="network rules"):
-            Sandbox(LIMITS, [], [DOT])
-    finally:
-        confine._missing.cache_clear()
-    assert missing == [
-        "Landlock ABI >= 4 (network rules): Linux 6.7+",
-        "Landlock ABI >= 5 (device ioctls): Linux 6.10+",
-        "Landlock ABI >= 6 (signal and abstract unix socket scoping): Linux 6.12+",
+    monkeypatch.setenv(landlock.CAP_VARIABLE, "0")
+    monkeypatch.setattr(host.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    with pytest.raises(SandboxUnavailableError, match="Landlock"):
+        Sandbox(LIMITS, [], [DOT])
+    assert confine.missing_features() == [
+        f"Landlock, which {landlock.CAP_VARIABLE}=0 turns off: unset it",
         "cgroup memory and pids controllers (...)",
     ]
+    monkeypatch.setattr(host.landlock, "abi", lambda: 0)
+    assert "Linux 5.13+" in confine.missing_features()[0]
+
+
+def test_a_cap_that_is_not_a_version_is_one_line_naming_it(monkeypatch):
+    monkeypatch.setenv(landlock.CAP_VARIABLE, "six")
+    with pytest.raises(ValueError, match=f"^{landlock.CAP_VARIABLE}='six' is not a Landlock ABI version"):
+        Sandbox(LIMITS, [], [DOT])
 
 
 def test_trusted_submissions_get_whatever_confinement_the_host_has(monkeypatch, instructor):
-    monkeypatch.setattr(confine.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
-    confine._missing.cache_clear()
-    try:
-        with pytest.raises(SandboxUnavailableError, match="cgroup memory"):
-            Sandbox(LIMITS, [], [DOT])
-        sandbox = Sandbox(LIMITS, [], [DOT], trusted=True)
-        sandbox.close()
-        outcome = confined(lambda: attempt(lambda: (instructor / "gradebook.txt").read_text()), trusted=True)
-    finally:
-        confine._missing.cache_clear()
+    monkeypatch.setattr(host.cgroup, "problem", lambda: "cgroup memory and pids controllers (...)")
+    with pytest.raises(SandboxUnavailableError, match="cgroup memory"):
+        Sandbox(LIMITS, [], [DOT])
+    sandbox = Sandbox(LIMITS, [], [DOT], trusted=True)
+    sandbox.close()
+    outcome = confined(lambda: attempt(lambda: (instructor / "gradebook.txt").read_text()), trusted=True)
     assert outcome == "EACCES"
 
 
@@ -167,6 +190,7 @@ def course_in_tmp():
     shutil.rmtree(folder)
 
 
+@at_every_level
 def test_a_readable_folder_in_tmp_stays_readable_and_the_scratch_moves_elsewhere(course_in_tmp):
     """A course cloned into /tmp keeps its interpreter and modules there: the sandbox must still read them
     (and write nothing there), so /tmp stays as it is and the scratch is the next free temporary folder."""
@@ -189,12 +213,13 @@ def test_a_readable_folder_in_tmp_stays_readable_and_the_scratch_moves_elsewhere
 
     read, written, beside, scratch = confined(attack, readable=[tmp_path])
     assert read == "answer = 42\n"
-    assert written == "EACCES"
+    assert written in {"EACCES", "EROFS"}
     assert beside == "EACCES"
     assert scratch != "/tmp"
     assert not (tmp_path / "planted.py").exists()
 
 
+@at_every_level
 def test_reading_protected_files_fails_by_every_route(instructor):
     secret, solutions = instructor / "gradebook.txt", instructor / "course" / "solutions"
     worker = os.getpid()
@@ -253,6 +278,7 @@ def test_reading_protected_files_fails_by_every_route(instructor):
     _intact(instructor)
 
 
+@at_every_level
 def test_writing_deleting_and_renaming_outside_scratch_fails(instructor, tmp_path):
     (tmp_path / "submission.ipynb").write_text(SECRET)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -277,9 +303,66 @@ def test_writing_deleting_and_renaming_outside_scratch_fails(instructor, tmp_pat
     outcome = confined(attack)
     assert outcome.pop("/tmp is scratch") == "/tmp"
     assert not Path("/tmp/planted").exists()
-    assert set(outcome.values()) <= {"EACCES", "ENOENT", "EXDEV", "EPERM"}, outcome
+    assert set(outcome.values()) <= {"EACCES", "ENOENT", "EXDEV", "EPERM", "EROFS"}, outcome
     assert (tmp_path / "submission.ipynb").read_text() == SECRET
     _intact(instructor)
+
+
+@at_every_level
+def test_the_instructors_files_keep_their_length_mode_and_times(instructor):
+    """Truncation by path is Landlock's only from ABI 3, and a file's mode, times and attributes never
+    are: a file anyone may write could be emptied or touched, and a grader that is not root gives its
+    notebooks its own uid, which owns the instructor's files. The read-only mounts keep them all."""
+    gradebook, shared = instructor / "gradebook.txt", instructor / "shared.log"
+
+    def attack():
+        outcome = {}
+        for path in (gradebook, shared):
+            outcome |= {
+                f"truncate {path.name}": attempt(lambda path=path: os.truncate(path, 0)),
+                f"O_RDONLY|O_TRUNC {path.name}": attempt(
+                    lambda path=path: os.close(os.open(path, os.O_RDONLY | os.O_TRUNC))
+                ),
+                f"chmod {path.name}": attempt(lambda path=path: os.chmod(path, 0)),
+                f"touch {path.name}": attempt(lambda path=path: os.utime(path, None)),
+                f"setxattr {path.name}": attempt(lambda path=path: os.setxattr(path, "user.forged", b"1")),
+            }
+        return outcome
+
+    before = {path: os.stat(path).st_mtime_ns for path in (gradebook, shared)}
+    outcome = confined(attack, readable=[instructor])
+    assert set(outcome.values()) <= {"EROFS", "EPERM", "EACCES"}, outcome
+    assert {path: os.stat(path).st_mtime_ns for path in (gradebook, shared)} == before
+    _intact(instructor)
+
+
+@at_every_level
+def test_scratch_serves_what_notebooks_do_and_moves_across_its_folders_by_copying(landlock_level):
+    """Below ABI 2 Landlock refuses every rename or link across folders, the scratch's own included:
+    os.rename says EXDEV, which shutil.move (and so every library moving files) answers by copying."""
+
+    def attack():
+        import shutil
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", delete=False) as file:
+            file.write("cache")
+        folder = tempfile.mkdtemp()
+        os.replace(file.name, file.name + ".done")
+        os.mkdir("other")
+        Path(folder, "renamed").write_text("x")
+        Path(folder, "moved").write_text("x")
+        return {
+            "rename across folders": attempt(lambda: os.rename(Path(folder, "renamed"), "other/renamed")),
+            "move across folders": shutil.move(Path(folder, "moved"), "other/moved") and "done",
+            "truncate own file": attempt(lambda: os.truncate(file.name + ".done", 1)),
+            "files": sorted(os.listdir("other")),
+        }
+
+    outcome = confined(attack)
+    assert outcome.pop("rename across folders") == ("EXDEV" if landlock_level < 2 else "done")
+    moved = ["moved"] if landlock_level < 2 else ["moved", "renamed"]
+    assert outcome == {"move across folders": "done", "truncate own file": "done", "files": moved}
 
 
 def test_scratch_holds_no_more_than_its_size():
@@ -297,6 +380,7 @@ def test_scratch_holds_no_more_than_its_size():
     assert confined(attack) <= LIMITS.scratch_bytes
 
 
+@at_every_level
 def test_only_the_real_dot_runs():
     def attack():
         shutil.copy("/bin/sh", "dot")
@@ -314,7 +398,8 @@ def test_only_the_real_dot_runs():
     assert set(outcome.values()) == {"EACCES"}, outcome
 
 
-def test_no_network_even_to_a_server_on_loopback():
+def test_no_network_even_to_a_server_on_loopback(landlock_level):
+    """Below ABI 4 a notebook may bind a port, in a network namespace of its own that nothing reaches."""
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
     port = server.getsockname()[1]
@@ -332,9 +417,65 @@ def test_no_network_even_to_a_server_on_loopback():
         outcome = confined(attack)
         with pytest.raises(BlockingIOError):
             server.accept()
+    assert outcome.pop("bind") == ("done" if landlock_level < 4 else "EACCES")
     assert set(outcome.values()) <= {"EACCES", "ENETUNREACH", "EADDRNOTAVAIL"}, outcome
 
 
+@at_every_level
+def test_the_granted_devices_ioctls_that_change_anything_are_refused():
+    """Landlock scopes device ioctls from ABI 5; below it, the random devices' ioctls that change the
+    entropy pool need CAP_SYS_ADMIN, which the notebook does not hold (null, zero and full have none)."""
+    changing = {
+        "RNDADDTOENTCNT": 0x40045201,
+        "RNDZAPENTCNT": 0x5204,
+        "RNDCLEARPOOL": 0x5206,
+        "RNDRESEEDCRNG": 0x5207,
+    }
+
+    def attack():
+        import fcntl
+
+        with open("/dev/urandom", "wb") as device:
+            return {
+                name: attempt(lambda number=number: fcntl.ioctl(device, number, b"\0" * 4))
+                for name, number in changing.items()
+            }
+
+    outcome = confined(attack)
+    assert set(outcome.values()) == {"EPERM"}, outcome
+
+
+@at_every_level
+def test_no_abstract_unix_socket_outside_reaches_it():
+    """Landlock scopes abstract unix sockets from ABI 6; below it, the network namespace hides them."""
+    name = f"\0gradgrad-test-{os.getpid()}".encode()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    datagrams = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(name)
+    datagrams.bind(name + b"-dgram")
+    server.listen()
+    server.setblocking(False)
+
+    def attack():
+        stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        return {
+            "connect": attempt(lambda: stream.connect(name)),
+            "sendto": attempt(
+                lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", name + b"-dgram")
+            ),
+        }
+
+    with server, datagrams:
+        outcome = confined(attack)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        datagrams.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            datagrams.recv(1)
+    assert set(outcome.values()) <= {"ECONNREFUSED", "EPERM"}, outcome
+
+
+@at_every_level
 def test_signals_and_ptrace_reach_neither_the_worker_nor_a_sibling():
     received = []
     previous = signal.signal(signal.SIGUSR1, lambda *_: received.append(True))
@@ -425,6 +566,7 @@ def test_the_notebook_as_a_whole_is_capped_in_memory():
     assert subprocess.run(["true"]).returncode == 0
 
 
+@at_every_level
 def test_root_becomes_an_unprivileged_user_that_can_still_import_the_standard_library():
     def attack():
         for name in [m for m in sys.modules if m.split(".")[0] in {"json", "email", "xml"}]:

@@ -109,7 +109,11 @@ def run(args: argparse.Namespace) -> int:
         return error.status
     from autograder.sandbox import confine
 
-    missing = confine.missing_features()
+    try:
+        missing = confine.missing_features()
+    except ValueError as error:  # the Landlock cap is not a version
+        print(error, file=sys.stderr)
+        return 2
     if missing and not args.trust_submissions:
         print(
             "Refusing to grade: this host cannot confine student code. It lacks:\n- "

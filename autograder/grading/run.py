@@ -104,6 +104,7 @@ def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
     started = time.monotonic()
     run_file, out, work = target.run_file, target.out, target.work
     run_file.options = target.options
+    run_file.confinement = _confinement(target, pool)
     # The marker first: a run stopped at any later point leaves a folder the next run recognises.
     run_file.save(out)
     course = _course(target, stream)
@@ -133,6 +134,15 @@ def grade(target: Target, pool, stream=sys.stderr) -> list[QuestionResult]:
     timing = {"notebooks": run.executed, "cell_seconds": run.cell_seconds, "wall_seconds": elapsed}
     (out / "timing.json").write_text(json.dumps(timing))
     return rows
+
+
+def _confinement(target: Target, pool) -> dict:
+    """What confines this run's notebooks, for run.json. Not an option that changes a grade: every
+    Landlock level confines a notebook that does what the course asks alike (see `sandbox.host`)."""
+    from autograder.sandbox import host
+
+    where = "Dask workers, each confining as its own kernel allows" if hasattr(pool, "graded_by") else "here"
+    return {"graded": where, "trusted_submissions": target.limits.trusted, **host.confinement()}
 
 
 def _course(target: Target, stream) -> GradingCourse:

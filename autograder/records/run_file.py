@@ -1,9 +1,10 @@
 """`DIR/run.json`: what a grading folder was graded under, and the mark that this command made it.
 
 It holds the seed of the hidden tests' random inputs, the secret that signs the journal (student code
-never sees this folder), the options that can change a grade, and the version of each lesson the
-gradebook holds. A rerun compares them with its own to know what is stale. The marker lets the
-command refuse a folder it did not make, rather than write over someone else's files.
+never sees this folder), the options that can change a grade, the version of each lesson the gradebook
+holds, and what confined the last run's notebooks (a record: no grade rests on it). A rerun compares
+them with its own to know what is stale. The marker lets the command refuse a folder it did not make,
+rather than write over someone else's files.
 """
 
 import json
@@ -27,6 +28,8 @@ class RunFile:
     options: dict = field(default_factory=dict)
     # assignment -> version of the lesson registered in the gradebook.
     lessons: dict = field(default_factory=dict)
+    # What confined the last run's notebooks: the Landlock ABI used, namespaces, cgroup, mounts.
+    confinement: dict = field(default_factory=dict)
 
     @classmethod
     def open(cls, out: Path, seed: int | None) -> "RunFile":
@@ -55,6 +58,7 @@ class RunFile:
                 bytes.fromhex(recorded["journal_secret"]).hex(),
                 dict(recorded.get("options", {})),
                 dict(recorded.get("lessons", {})),
+                dict(recorded.get("confinement", {})),
             )
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             if isinstance(error, ForeignFolderError):

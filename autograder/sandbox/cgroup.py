@@ -59,6 +59,16 @@ def problem() -> str | None:
     return None
 
 
+def describe() -> str:
+    """Which cgroup version notebooks get their groups under, where, and whether the grader may."""
+    parents = _parents()
+    if not parents:
+        return "none with memory and pids for sub-groups"
+    version = "v2" if "" in parents else "v1"
+    where = ", ".join(str(p) for p in parents.values())
+    return f"{version} under {where} ({'writable' if problem() is None else 'not writable'})"
+
+
 class Cgroup:
     """One notebook's group: made with its limits, joined by the notebook's first process, removed when
     every process in it has gone."""

@@ -4,19 +4,30 @@ warmed worker before any student code runs, and inherited by every process that 
 What each part keeps out:
 - a PID namespace whose init is the notebook's first process: killing it kills all the notebook ever
   started (new sessions, double forks); nothing outside is visible to signal, trace or read;
-- a network namespace (no interface but a downed loopback) and Landlock's TCP rules: no network;
-- a mount namespace: a size-limited tmpfs on /tmp is the only writable folder (cwd, HOME, TMPDIR), empty
-  tmpfs hide /run, /var/tmp, /dev/shm, the excluded folders and the worker's home (its interpreter is
-  mounted back), and a fresh /proc shows only the notebook's processes;
+- a network namespace (no interface but a downed loopback) and, from Landlock ABI 4, its TCP rules: no
+  network;
+- a mount namespace (`mounts`): every inherited mount read-only; a size-limited tmpfs on /tmp is the
+  only writable folder (cwd, HOME, TMPDIR), empty tmpfs hide /run, /var/tmp, /dev/shm, the excluded
+  folders and the worker's home (its interpreter is mounted back), and a fresh /proc shows only the
+  notebook's processes;
 - Landlock: read only the system, the interpreter, the venv and `readable`; write only scratch; execute
-  only `executables` and their ELF loader; no signals or abstract unix sockets outside the sandbox;
+  only `executables` and their ELF loader; from ABI 6, no signals or abstract unix sockets outside;
 - as root, a uid and gid of its own, no supplementary groups, no capabilities; no_new_privs;
 - a cgroup capping the memory and process count of the notebook as a whole; rlimits on file size, open
   files and core dumps; death with the worker.
+
+Every guarantee holds from Landlock ABI 1 (Linux 5.13) up; what a later ABI adds is kept below it by:
+- ABI 2 (renames and links across folders): below it Landlock refuses them all (EXDEV), stricter;
+- ABI 3 (truncation by path): the read-only mounts (EROFS), which also keep chmod, chown, utime and
+  xattrs off the instructor's files at every level;
+- ABI 4 (TCP): the network namespace, where no address outside is reachable;
+- ABI 5 (device ioctls): the only devices granted are null, zero, full, random and urandom, whose
+  ioctls that change anything need capabilities the notebook does not hold;
+- ABI 6 (signals, abstract unix sockets): the PID namespace (no process outside is visible to signal)
+  and the network namespace (abstract unix sockets are per network namespace).
 """
 
 import contextlib
-import functools
 import os
 import pwd
 import resource
@@ -30,22 +41,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.sandbox import cgroup, landlock, syscall
-from autograder.sandbox.syscall import (
-    CLONE_NEWIPC,
-    CLONE_NEWNET,
-    CLONE_NEWNS,
-    CLONE_NEWPID,
-    CLONE_NEWUSER,
-    MS_NODEV,
-    MS_NOEXEC,
-    MS_NOSUID,
-    MS_PRIVATE,
-    MS_RDONLY,
-    MS_REC,
-)
+from autograder.sandbox import cgroup, host, landlock, syscall
+from autograder.sandbox.host import NAMESPACES
+from autograder.sandbox.mounts import View
+from autograder.sandbox.syscall import CLONE_NEWUSER
 
-_NAMESPACES = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWNS
 # Where other programs keep temporary files, sockets and shared memory: the sandbox sees them empty, and
 # the first that holds nothing it must read (the interpreter may live in /tmp) is its scratch.
 _TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/run")
@@ -54,14 +54,6 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"
 # Sandbox uids are this plus the host pid of the notebook's first process, which is unique while it
 # lives: far above the uids of real users and of the usual subordinate-id ranges.
 _UID_BASE = 3_000_000_000
-_LANDLOCK_NEEDS = (
-    (1, "Landlock (file access allow-lists): Linux 5.13+, CONFIG_SECURITY_LANDLOCK=y, landlock in lsm="),
-    (2, "Landlock ABI >= 2 (renames and links across folders): Linux 5.19+"),
-    (3, "Landlock ABI >= 3 (truncation): Linux 6.2+"),
-    (4, "Landlock ABI >= 4 (network rules): Linux 6.7+"),
-    (5, "Landlock ABI >= 5 (device ioctls): Linux 6.10+"),
-    (6, "Landlock ABI >= 6 (signal and abstract unix socket scoping): Linux 6.12+"),
-)
 
 
 @dataclass(frozen=True)
@@ -86,42 +78,9 @@ class SandboxError(RuntimeError):
     """Confinement could not be set up in the notebook's process; no student code ran."""
 
 
-@functools.cache
-def _namespaces_problem() -> str | None:
-    """Try the namespaces in a throwaway child: sysctls, AppArmor and seccomp profiles can all refuse."""
-    flags = _NAMESPACES | (0 if os.geteuid() == 0 else CLONE_NEWUSER)
-    child = os.fork()
-    if child == 0:
-        try:
-            syscall.unshare(flags)
-            os._exit(0)
-        except OSError as error:
-            os._exit(error.errno)
-    _, status = os.waitpid(child, 0)
-    if status == 0:
-        return None
-    why = os.strerror(os.waitstatus_to_exitcode(status))
-    if os.geteuid() == 0:
-        return f"PID, network, IPC and mount namespaces ({why}): a kernel with CONFIG_*_NS=y, unconfined"
-    return (
-        f"unprivileged user namespaces ({why}): sysctl user.max_user_namespaces > 0,"
-        " kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0, or run as root"
-    )
-
-
-@functools.cache
-def _missing() -> tuple[str, ...]:
-    version = landlock.abi()
-    missing = [sentence for needed, sentence in _LANDLOCK_NEEDS if version < needed]
-    missing = missing[:1] if version == 0 else missing
-    missing += filter(None, (_namespaces_problem(), cgroup.problem()))
-    return tuple(missing)
-
-
 def missing_features() -> list[str]:
-    """What this kernel/host lacks for full confinement, each as a sentence naming it and how to get it;
-    [] when everything is there. Probed once per process."""
-    return list(_missing())
+    """What this host lacks for confining student code, each with its fix; [] when nothing is missing."""
+    return host.missing_features()
 
 
 def _interpreter(program: Path) -> Path | None:
@@ -172,6 +131,8 @@ class Sandbox:
         trusted: bool = False,
         group: str = "",
     ) -> None:
+        # Read per sandbox, as the cap on it is.
+        self._abi = landlock.used()
         missing = missing_features()
         if missing and not trusted:
             raise SandboxUnavailableError(
@@ -181,9 +142,8 @@ class Sandbox:
             )
         self.limits = limits
         self._root = os.geteuid() == 0
-        self._isolated = _namespaces_problem() is None if missing else True
+        self._isolated = host.namespaces_problem() is None
         excluded = tuple(Path(p).resolve() for p in excluded)
-        self._excluded_folders = [str(p) for p in excluded if p.is_dir()]
         programs = [Path(p).resolve() for p in executables]
         roots = [*map(Path, _SYSTEM), Path(sys.base_prefix), Path(sys.prefix), *map(Path, readable)]
         needed = [Path(p).resolve() for p in [*roots, *programs]]
@@ -195,7 +155,7 @@ class Sandbox:
         if not free:
             raise ValueError(f"every one of {', '.join(_TEMPORARY)} holds what the sandbox must read")
         # A temporary folder holding what it must read stays as it is, and Landlock keeps the rest out.
-        self._scratch_place, self._hidden = free[0], free[1:]
+        scratch_place, hidden = free[0], free[1:]
         self._rules: list[tuple[str, int]] = []
         for root in roots:
             _allow(root, landlock.READ, excluded, self._rules)
@@ -204,15 +164,19 @@ class Sandbox:
             for path in (program, loader) if loader else (program,):
                 _allow(path, landlock.READ_FILE | landlock.EXECUTE, excluded, self._rules)
         self._rules += [(device, landlock.DEVICE) for device in _DEVICES]
-        self._home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
-        # What lies in the worker's home that the sandbox needs (typically the interpreter).
-        self._kept = sorted(
-            {str(r) for r in [*roots, *programs] if self._home in Path(r).resolve().parents},
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+        self._view = View(
+            scratch=scratch_place,
+            scratch_bytes=limits.scratch_bytes,
+            home=home,
+            # What lies in the worker's home that the sandbox needs (typically the interpreter).
+            kept=tuple(sorted({str(r) for r in [*roots, *programs] if home in Path(r).resolve().parents})),
+            hidden=(*hidden, *(str(p) for p in excluded if p.is_dir())),
         )
         self._cgroup = None
         if not cgroup.problem():
             self._cgroup = cgroup.Cgroup(limits.memory_bytes, limits.max_processes, group)
-        self.scratch = self._scratch_place if self._isolated else tempfile.mkdtemp(prefix="sandbox-")
+        self.scratch = scratch_place if self._isolated else tempfile.mkdtemp(prefix="sandbox-")
         self.pid: int | None = None
         self.status: int | None = None
 
@@ -264,10 +228,10 @@ class Sandbox:
         if not self._isolated:
             return
         if self._root:
-            syscall.unshare(_NAMESPACES)
+            syscall.unshare(NAMESPACES)
             return
         uid, gid = os.getuid(), os.getgid()
-        syscall.unshare(_NAMESPACES | CLONE_NEWUSER)
+        syscall.unshare(NAMESPACES | CLONE_NEWUSER)
         Path("/proc/self/setgroups").write_text("deny")
         Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
         Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
@@ -281,14 +245,14 @@ class Sandbox:
                 # /proc is still the host's: its `self` names this process's pid there.
                 uid = gid = _UID_BASE + int(os.readlink("/proc/self"))
             if self._isolated:
-                self._mount_view(uid, gid)
+                self._view.make(uid, gid)
             os.chdir(self.scratch)
             os.environ.update(HOME=self.scratch, TMPDIR=self.scratch, MPLCONFIGDIR=self.scratch)
             tempfile.tempdir = self.scratch
             self._set_rlimits()
             rules = [*self._rules, (self.scratch, landlock.SCRATCH)]
             rules += [("/proc", landlock.READ)] if self._isolated else []
-            ruleset = landlock.ruleset(rules) if landlock.abi() else None
+            ruleset = landlock.ruleset(rules, self._abi) if self._abi else None
             _drop_privileges(uid, gid, self._root)
             # The intermediate child exits once it has reported this pid; until then it is the parent,
             # and its death would deliver the parent-death signal. Its pidfd, unlike a pipe it held,
@@ -310,31 +274,6 @@ class Sandbox:
             body()
         finally:
             os._exit(0)
-
-    def _mount_view(self, uid: int, gid: int) -> None:
-        """The notebook's own view of the filesystem (the mount namespace is already its own)."""
-        syscall.mount("none", "/", None, MS_REC | MS_PRIVATE)
-        if self._kept and self._home != Path("/"):
-            trees = [(path, os.path.isdir(path), syscall.clone_tree(path)) for path in self._kept]
-            syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755")
-            for path, folder, tree in trees:
-                if folder:
-                    os.makedirs(path)
-                else:
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    # An empty file to mount the kept one on.
-                    open(path, "x").close()
-                syscall.attach_tree(tree, path)
-                os.close(tree)
-        elif self._home != Path("/"):
-            syscall.mount("tmpfs", str(self._home), "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
-        empty = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY
-        for path in (*self._hidden, *self._excluded_folders):
-            if os.path.isdir(path):
-                syscall.mount("tmpfs", path, "tmpfs", empty, "size=4k")
-        options = f"size={self.limits.scratch_bytes},mode=700,uid={uid},gid={gid}"
-        syscall.mount("tmpfs", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
-        syscall.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
     def _set_rlimits(self) -> None:
         limits = self.limits

@@ -11,8 +11,9 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 24, 38, 36
-_UNSHARE, _OPEN_TREE, _MOVE_MOUNT = 272, 428, 429
+_UNSHARE, _OPEN_TREE, _MOVE_MOUNT, _MOUNT_SETATTR = 272, 428, 429, 442
 _OPEN_TREE_CLONE, _AT_RECURSIVE, _MOVE_MOUNT_F_EMPTY_PATH = 1, 0x8000, 0x4
+_MOUNT_ATTR_RDONLY = 1
 
 
 def call(number: int, *args) -> int:
@@ -56,6 +57,17 @@ def clone_tree(path: str) -> int:
 
 def attach_tree(tree: int, target: str) -> None:
     call(_MOVE_MOUNT, tree, "", -100, target, _MOVE_MOUNT_F_EMPTY_PATH)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = tuple((name, ctypes.c_uint64) for name in ("set", "clear", "propagation", "userns_fd"))
+
+
+def make_read_only(path: str) -> None:
+    """Make every mount at and under `path` read-only (mount_setattr(2), Linux 5.12+: older than any
+    kernel with Landlock). Device nodes on them stay writable: only their files' contents are frozen."""
+    attr = _MountAttr(set=_MOUNT_ATTR_RDONLY)
+    call(_MOUNT_SETATTR, -100, path, _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
 
 
 def prctl(option: int, value: int) -> None:
