@@ -227,6 +227,46 @@ class Notebook:
         dialog.wait_for(timeout=300_000)
         return dialog.inner_text()
 
+    def validation_error(self) -> str:
+        """The error Validate's open dialog shows for the last cell that failed, as the page lays it out."""
+        return self.page.locator(".jp-Dialog .validation-failed pre").last.inner_text()
+
+    def lines_cut_in_validation(self, lines: list[str]) -> list[str]:
+        """Those of `lines` that Validate's open dialog does not show whole on one line: wrapped, or past
+        the right edge of what its error box or the dialog leaves visible (the rest scrolls out of sight)."""
+        return self.page.locator(".jp-Dialog .validation-failed pre").last.evaluate(_LINES_CUT, lines)
+
+
+# Each line found in the box's text, then laid out by a Range over the text nodes that hold it.
+_LINES_CUT = """(box, lines) => {
+    const nodes = [];
+    let text = "";
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        nodes.push([node, text.length]);
+        text += node.data;
+    }
+    const at = offset => {
+        const [node, start] = nodes.findLast(([, start]) => start <= offset);
+        return [node, offset - start];
+    };
+    const shown = box.getBoundingClientRect();
+    const dialog = box.closest(".jp-Dialog-content").getBoundingClientRect();
+    const right = Math.min(shown.left + box.clientLeft + box.clientWidth, dialog.right);
+    let from = 0;
+    return lines.filter(line => {
+        const start = text.indexOf(line, from);
+        if (start < 0) return true;
+        from = start + line.length;
+        const range = document.createRange();
+        range.setStart(...at(start));
+        range.setEnd(...at(start + line.length));
+        const rects = [...range.getClientRects()].filter(rect => rect.width > 0);
+        const rows = new Set(rects.map(rect => Math.round(rect.top)));
+        return rows.size !== 1 || Math.max(...rects.map(rect => rect.right)) > right + 0.5;
+    });
+}"""
+
 
 @contextmanager
 def notebook_page(browser: Browser, lab: JupyterLab, path: str, name: str) -> Iterator[Notebook]:

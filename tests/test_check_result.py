@@ -180,6 +180,22 @@ def loss_with_a_constant_gradient(x):
     return gx - 2 * x + 1
 
 
+def a_parameter(gen):
+    return (torch.tensor(0.25, dtype=torch.float64, requires_grad=True),)
+
+
+def loss_with_a_tangent_under_no_grad(x):
+    with torch.no_grad():
+        _, gx = torch.func.jvp(lambda t: t**3 / 3, (x,), (torch.ones_like(x),))
+    return gx - 2 * x + 1
+
+
+def slope_by_dual_numbers_under_no_grad(x):
+    with torch.no_grad(), torch.autograd.forward_ad.dual_level():
+        dual = torch.autograd.forward_ad.make_dual(x, torch.ones_like(x))
+        return torch.autograd.forward_ad.unpack_dual(dual**3 / 3).tangent
+
+
 @pytest.mark.parametrize("randomized", [False, True])
 @pytest.mark.parametrize(
     ("function", "inputs"),
@@ -267,7 +283,7 @@ def test_penalty_without_create_graph_does_not_reach_the_critic():
     message = failure(penalty_without_create_graph, penalty, critic_and_points)
     assert message.startswith("The result of penalty_without_create_graph does not require grad")
     assert "critic.0.weight, critic.0.bias, critic.2.weight, ..." in message
-    assert "computed without create_graph=True, or taken out of the graph afterwards" in message
+    assert "Likely cause: it takes a gradient without create_graph=True, which makes that gradient" in message
 
 
 def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_reach():
@@ -330,13 +346,34 @@ def test_a_constant_gradient_inside_a_loss_gives_the_hand_worked_gradient_and_th
     message = failure(
         loss_with_a_constant_gradient,
         loss_with_gradient,
-        lambda gen: (torch.tensor(0.25, dtype=torch.float64, requires_grad=True),),
+        a_parameter,
     )
     # d/dx (x - 1)**2 = -1.5 at x = 0.25; with x**2 taken as a constant only -2 is left.
     assert message.startswith(
         "The gradient of the result of loss_with_a_constant_gradient with respect to x is wrong: "
         "expected -1.5, got -2. Likely cause: part of the result is a constant to autograd"
     )
+
+
+def test_a_tangent_under_no_grad_is_told_of_no_grad_and_not_of_create_graph():
+    """Forward mode takes no create_graph: the message names what the answer does, torch.no_grad()."""
+    message = failure(loss_with_a_tangent_under_no_grad, loss_with_gradient, a_parameter)
+    assert (
+        "part of the result is a constant to autograd: the code computing it uses `torch.no_grad()`"
+        in message
+    )
+    assert "create_graph" not in message
+    message = failure(slope_by_dual_numbers_under_no_grad, lambda x: x**2, a_parameter)
+    assert message.startswith("The result of slope_by_dual_numbers_under_no_grad does not require grad")
+    assert "uses `torch.no_grad()`, which leaves what it computes out of the graph" in message
+    assert "create_graph" not in message
+
+
+def test_a_wrong_gradient_with_no_cut_in_the_code_names_no_cut():
+    # The reference's gradient is zero: the answer's right value differentiates otherwise, through no cut.
+    message = failure(loss_with_gradient, lambda x: (x.detach() - 1) ** 2 + 0 * x, a_parameter)
+    assert "or a Function it runs through has a wrong backward" in message
+    assert "constant to autograd:" not in message
 
 
 def gradients_of_x_only(x, w):

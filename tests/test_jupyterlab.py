@@ -12,13 +12,17 @@ import urllib.request
 
 import nbformat
 import pytest
-from grading_pipeline import solution_answers, submission
+from grading_pipeline import nbgrader_cells, solution_answers, submission
 from jupyterlab_server import Notebook, chromium, jupyterlab, notebook_page
+from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered
+from widths import fits
 
 from autograder.course.layout import assignments
 
 LESSONS = assignments()
+# A mistake whose message takes several lines, which Validate's dialog must show whole.
+MISTAKE = next(mutant for mutant in MUTANTS[LESSONS[0]] if mutant.name == "hidden_forgets_create_graph")
 
 pytestmark = pytest.mark.xdist_group("jupyterlab")
 
@@ -31,8 +35,21 @@ def lab(tmp_path_factory):
     (root / "solved").mkdir()
     for lesson in LESSONS:
         nbformat.write(submission(lesson, solution_answers(lesson)), root / "solved" / f"{lesson}.ipynb")
+    (root / "mistaken").mkdir()
+    nbformat.write(_mistaken(), root / "mistaken" / f"{LESSONS[0]}.ipynb")
     with jupyterlab(root, tmp_path_factory.mktemp("lab-state")) as server:
         yield server
+
+
+def _mistaken() -> nbformat.NotebookNode:
+    """MISTAKE's answer, after the one import it needs, and the test cell it fails, and nothing else of
+    the lesson: Validate runs these three cells only (about 9 s of CPU, 3 of them nbgrader's and the
+    kernel's start)."""
+    notebook = submission(LESSONS[0], MISTAKE.apply(solution_answers(LESSONS[0])))
+    answer = nbgrader_cells(notebook, "solution")[MISTAKE.cell]
+    test = nbgrader_cells(notebook, "grade")[min(MISTAKE.loses)]
+    notebook.cells = [nbformat.v4.new_code_cell("import torch"), answer, test]
+    return notebook
 
 
 @pytest.fixture(scope="module")
@@ -87,14 +104,28 @@ def instructor_lab(tmp_path_factory):
         yield server
 
 
-def test_a_students_jupyterlab_has_validate_and_none_of_the_instructors_tools(lab, browser):
+def test_a_students_jupyterlab_has_validate_and_none_of_the_instructors_tools(lab, browser, record_property):
     """`make lab` (and Binder, which runs the same lab-settings/for-students): no Nbgrader menu with its
-    formgrader, create assignment, course list and assignment list, and no formgrader on the server."""
-    with notebook_page(browser, lab, f"solved/{LESSONS[0]}.ipynb", "student-menus") as notebook:
+    formgrader, create assignment, course list and assignment list, and no formgrader on the server. Its
+    Validate shows a failed check's message whole: every line fits the columns messages are made for, and
+    the dialog shows it on one line, inside what it leaves visible."""
+    with notebook_page(browser, lab, f"mistaken/{LESSONS[0]}.ipynb", "student-menus") as notebook:
         notebook.open()
         assert notebook.has_validate_button()
         assert notebook.menu_items("File"), "the menu bar cannot be read"
         assert notebook.menu_items("Nbgrader") == []
+        start = time.monotonic()
+        notebook.validate()
+        record_property("seconds to validate a mistake in JupyterLab", round(time.monotonic() - start, 1))
+        message = notebook.validation_error().split("AssertionError: ", 1)[1].strip("\n")
+        assert MISTAKE.says in message
+        lines = message.split("\n")
+        assert len(lines) > 1, message
+        assert fits(message), message
+        assert notebook.lines_cut_in_validation(lines) == []
+        # The same dialog made too narrow for them: the longest lines are seen cut.
+        notebook.page.add_style_tag(content=".jp-Dialog-content { max-width: 400px !important; }")
+        assert max(lines, key=len) in notebook.lines_cut_in_validation(lines)
     assert _formgrader_status(lab) == 404
 
 

@@ -429,6 +429,43 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             )
 
 
+def _why_constant(measurement: dict) -> tuple[list[str], str]:
+    """Why a result, or part of it, is a constant to autograd, naming only what the answer's code does (as
+    the probe read it off): the calls it makes that leave the graph, NumPy, a gradient taken without
+    create_graph=True where it takes one and never passes create_graph; and the advice that goes with it."""
+    ways = measurement.get("ways_out")
+    ways = ways if isinstance(ways, dict) else {}
+    calls = [arrays.text(call) for call in ways.get("calls", []) if isinstance(call, str)]
+    without_create_graph = ways.get("takes_gradients") is True and ways.get("create_graph") is not True
+    causes = []
+    if without_create_graph:
+        causes.append("it takes a gradient without create_graph=True, which makes that gradient a constant")
+    if calls:
+        verb = "leaves" if len(calls) == 1 else "leave"
+        causes.append(
+            f"the code computing it uses {', '.join(calls)}, which {verb} what it computes out of the graph"
+        )
+    if ways.get("numpy") is True:
+        causes.append("it computes with NumPy, which autograd cannot record")
+    advice = (
+        " With create_graph=True autograd records the gradient, so it can be differentiated again."
+        if without_create_graph
+        else ""
+    )
+    return causes, advice
+
+
+def _differentiated_otherwise(causes: list[str]) -> str:
+    """Why a result of the right value has the wrong gradient: a part autograd takes as a constant, for the
+    causes the answer's code can have; without one, a derivative rule on the way is wrong as well."""
+    if causes:
+        return f"part of the result is a constant to autograd: {'; or '.join(causes)}"
+    return (
+        "autograd differentiates it otherwise than its value says: part of it was computed from tensors "
+        "autograd did not record, or a Function it runs through has a wrong backward"
+    )
+
+
 def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None:
     """Where the reference's result can be differentiated, the student's must give the same gradients."""
     if "flow" not in expected:
@@ -436,12 +473,12 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     labels = expected["leaves"]
     targets = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
     flow = measurement["flow"]
+    causes, advice = _why_constant(measurement)
+    cause = "; or ".join(causes) or "it was computed from tensors autograd did not record"
     if flow.get("requires_grad") is False or flow.get("missing") is True:
         raise FailedCheckError(
-            f"The result of {name} does not require grad, so no gradient can flow back from it to "
-            f"{targets}. Likely cause: it was computed without create_graph=True, or taken out of the graph "
-            "afterwards (.detach(), .data, .item(), torch.no_grad()). With create_graph=True autograd "
-            "records the gradient, so it can be differentiated again."
+            f"The result of {name} does not require grad: autograd recorded no operation that made it, so "
+            f"no gradient can flow back from it to {targets}. Likely cause: {cause}.{advice}"
         )
     if "error" in flow:
         raise FailedCheckError(f"Differentiating the result of {name} raised {arrays.text(flow['error'])}")
@@ -450,16 +487,14 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
         if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):
             raise FailedCheckError(
                 f"No gradient flows from the result of {name} back to {label}, but it should. Likely "
-                "cause: the result was built from detached tensors, or from a gradient computed "
-                "without create_graph=True."
+                f"cause: {cause}.{advice}"
             )
         problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
         if problem:
             weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
             raise FailedCheckError(
                 f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
-                f"{problem}. Likely cause: part of the result is a constant to autograd: a gradient "
-                "computed without create_graph=True, or a detached tensor, carries no derivative."
+                f"{problem}. Likely cause: {_differentiated_otherwise(causes)}.{advice}"
             )
 
 

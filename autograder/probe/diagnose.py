@@ -31,11 +31,13 @@ def function_class(output: torch.Tensor) -> type | None:
     return getattr(output.grad_fn, "_forward_cls", None)
 
 
-def _names_used(function, depth: int = 2) -> tuple[set[str], bool]:
-    """Attribute and global names a function uses, following plain helper functions it calls.
+def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[set[str], bool]:
+    """Attribute and global names a function uses, and the keywords it passes (as `create_graph=`),
+    following plain helper functions it calls.
 
     Returns the names and whether NumPy is among the globals it reaches. Other Functions it calls
-    (`CubeBackward.apply`) are not followed: calling one is the cure, not the disease.
+    (`CubeBackward.apply`) are not followed, unless `into_classes`: calling one is the cure, not the
+    disease, for a backward; for a result, the Function's rules are part of how it was computed.
     """
     code = getattr(function, "__code__", None)
     if code is None:
@@ -44,17 +46,45 @@ def _names_used(function, depth: int = 2) -> tuple[set[str], bool]:
     while pending:
         current = pending.pop()
         names.update(current.co_names)
+        # A call's keyword names are a constant tuple of strings.
+        names.update(
+            f"{k}=" for c in current.co_consts if isinstance(c, tuple) for k in c if isinstance(k, str)
+        )
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     uses_numpy = "numpy" in names
     for name in names & set(function.__globals__):
         value = function.__globals__[name]
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "numpy":
             uses_numpy = True
-        elif isinstance(value, types.FunctionType) and depth > 0:
-            helper_names, helper_numpy = _names_used(value, depth - 1)
-            names |= helper_names
-            uses_numpy |= helper_numpy
+            continue
+        helpers = [value] if isinstance(value, types.FunctionType) else []
+        if into_classes and isinstance(value, type) and value.__module__ == function.__module__:
+            helpers = [getattr(v, "__func__", v) for v in vars(value).values()]
+        for helper in helpers if depth > 0 else []:
+            if isinstance(helper, types.FunctionType):
+                helper_names, helper_numpy = _names_used(helper, depth - 1, into_classes)
+                names |= helper_names
+                uses_numpy |= helper_numpy
     return names, uses_numpy
+
+
+# Names by which code takes a gradient in reverse mode: torch.autograd.grad, .backward() and the .grad it
+# fills, torch.func's grad, grad_and_value, vjp, jacrev and hessian.
+_REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value"}
+
+
+def ways_out_of_the_graph(function) -> dict:
+    """What the code computing a result uses of what leaves a tensor without a graph, so that the judge
+    names only causes the answer can have: the calls that cut it from the graph, NumPy, and whether it
+    takes a gradient in reverse mode and passes create_graph anywhere. Read off the code, following the
+    helpers and the notebook's own classes (a Function's rules) it reaches."""
+    names, uses_numpy = _names_used(function, into_classes=True)
+    return {
+        "calls": [text for name, text in _CUTTING_CALLS.items() if name in names],
+        "numpy": uses_numpy,
+        "takes_gradients": bool(names & _REVERSE_MODE),
+        "create_graph": "create_graph=" in names,
+    }
 
 
 def cut_from_graph(output: torch.Tensor) -> str:

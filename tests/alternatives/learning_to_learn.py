@@ -136,4 +136,37 @@ ALTERNATIVES = [
         total = total + weight * ((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean()
     return total''',
     ),
+    _meta_loss(
+        "meta_loss_with_the_step_written_out",
+        answer='''def meta_loss(net, tasks, lr):
+    """Each task's step written out with torch.autograd.grad, the losses averaged by torch.mean."""
+    names, weights = zip(*net.named_parameters())
+    losses = []
+    for task in tasks:
+        x, y, x_query, y_query = task
+        fitted = torch.func.functional_call(net, dict(zip(names, weights)), x)
+        support = torch.nn.functional.mse_loss(fitted, y)
+        grads = torch.autograd.grad(support, weights, create_graph=True)
+        adapted = {name: w - lr * g for name, w, g in zip(names, weights, grads)}
+        prediction = torch.func.functional_call(net, adapted, x_query)
+        losses.append(torch.nn.functional.mse_loss(prediction, y_query))
+    return torch.mean(torch.stack(losses))''',
+    ),
+    _meta_loss(
+        "meta_loss_vmapped_over_the_tasks",
+        answer='''def meta_loss(net, tasks, lr):
+    """Every task at once: torch.func.vmap runs one task's step and query loss over the stacked tasks."""
+    params = dict(net.named_parameters())
+
+    def loss_at(p, x, y):
+        return ((functional_call(net, p, (x,)) - y) ** 2).mean()
+
+    def query_loss(x, y, x_query, y_query):
+        grads = torch.func.grad(loss_at)(params, x, y)
+        adapted = {name: params[name] - lr * grads[name] for name in params}
+        return loss_at(adapted, x_query, y_query)
+
+    stacked = [torch.stack(column) for column in zip(*tasks)]
+    return torch.func.vmap(query_loss)(*stacked).mean()''',
+    ),
 ]

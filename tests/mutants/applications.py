@@ -170,6 +170,16 @@ MUTANTS = [
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3 / 3, x)"),
         says="create_graph=True",
     ),
+    # Forward mode gives the slope too, but under torch.no_grad() autograd records none of it.
+    _loss(
+        "loss_slope_by_jvp_under_no_grad",
+        (
+            _LOSS_SLOPE,
+            "with torch.no_grad():\n"
+            "        _, slope = torch.func.jvp(lambda t: t**3 / 3, (x,), (torch.ones_like(x),))",
+        ),
+        says="uses `torch.no_grad()`, which leaves what it computes out of the graph",
+    ),
     _loss(
         "loss_fills_x_grad",
         (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),

@@ -45,7 +45,7 @@ MUTANTS = [
         "jvp_under_no_grad",
         {_REVERSE_OVER_FORWARD},
         (_JVP, "with torch.no_grad():\n            return x_t * (1 - result**2)"),
-        says="torch.no_grad()",
+        says="uses `torch.no_grad()`, which leaves what it computes out of the graph",
     ),
     _tanh(
         "jvp_detaches_the_saved_output",
