@@ -1,6 +1,7 @@
-"""Every lesson in JupyterLab, in a real browser, as a student works it: solved, it opens, runs, shows
-its graphs and plots, and passes nbgrader's Validate button. (The untouched release, which must fail
-only in its unanswered exercises, is run by nbgrader in test_grading.)
+"""Every lesson in JupyterLab, in a real browser, as a student works it: solved, it opens, runs and shows
+its graphs and plots; nbgrader's Validate button passes a solved lesson and shows a failed check's
+message whole. (The untouched release, which must fail only in its unanswered exercises, is run by
+nbgrader in test_grading.)
 
 Screenshots of each page as it last looked, and of its first graph and plot, are saved in
 build/screenshots/.
@@ -77,11 +78,18 @@ def _assert_pictures_shown(notebook: Notebook, saved: nbformat.NotebookNode, nam
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_solved_lesson_runs_in_jupyterlab_and_passes_validate(lesson, lab, browser, record_property):
+def test_solved_lesson_runs_in_jupyterlab_and_shows_its_pictures(lesson, lab, browser, record_property):
     with notebook_page(browser, lab, f"solved/{lesson}.ipynb", f"{lesson}-solved") as notebook:
         saved = _open_and_run(notebook, record_property)
         assert errors(saved) == {}
         _assert_pictures_shown(notebook, saved, f"{lesson}-solved")
+
+
+def test_validate_passes_a_solved_lesson(lab, browser):
+    """Validate runs the whole notebook again on the server, as nbgrader does for every solved lesson in
+    test_grading: its button and its dialog of success are tried here once."""
+    with notebook_page(browser, lab, f"solved/{LESSONS[1]}.ipynb", "validate-solved") as notebook:
+        notebook.open()
         assert "Success! Your notebook passes all the tests." in notebook.validate()
 
 
