@@ -43,10 +43,12 @@ def sleeper_in():
         sleeper.wait()
 
 
-def _grader_moving_into_leaf(group: Path) -> tuple[int, str, int]:
-    """A forked child, moved into `group`, that runs the grader's move into its leaf and then enables
-    memory and pids: its pid, the group it found itself in after the move, and the errno the enabling
-    failed with (0 if it succeeded)."""
+def _grader_moving_into_leaf(group: Path, sleeper_in) -> tuple[int, str, int, int]:
+    """A forked child, moved into `group`, that does what `cgroup.prepare` does for a grader there
+    (which this host's cgroup v1 keeps it from choosing): removes the empty leaves, moves the group's
+    processes into its own leaf, then enables memory and pids. Returns its pid, the group it found
+    itself in after the move, the errno the enabling failed with (0 if it succeeded), and the process
+    a grader of the same pid left in a leaf of the same name."""
     go_read, go_write = os.pipe()
     report_read, report_write = os.pipe()
     pid = os.fork()
@@ -55,6 +57,7 @@ def _grader_moving_into_leaf(group: Path) -> tuple[int, str, int]:
         try:
             os.read(go_read, 1)
             own = cgroup._own()[""]
+            cgroup._remove_empty_leaves(own)
             cgroup._enter_leaf(own, own / f"gradgrad-grader-{os.getpid()}")
             os.write(report_write, str(cgroup._own()[""]).encode())
             status = 0
@@ -65,12 +68,13 @@ def _grader_moving_into_leaf(group: Path) -> tuple[int, str, int]:
             os._exit(status)
     os.close(report_write)
     (group / "cgroup.procs").write_text(str(pid))
-    # A leaf of the same name left by an earlier grader whose pid this child reuses.
+    # A leaf of the same name, left by an earlier grader whose pid this child reuses, and not empty.
     (group / f"gradgrad-grader-{pid}").mkdir()
+    left_behind = sleeper_in(group / f"gradgrad-grader-{pid}")
     os.write(go_write, b"x")
     after = os.read(report_read, 4096).decode()
     _, status = os.waitpid(pid, 0)
-    return pid, after, os.waitstatus_to_exitcode(status)
+    return pid, after, os.waitstatus_to_exitcode(status), left_behind
 
 
 def test_every_process_of_the_graders_group_moves_into_its_leaf_before_controllers_are_enabled(
@@ -81,12 +85,12 @@ def test_every_process_of_the_graders_group_moves_into_its_leaf_before_controlle
     living = sleeper_in(scratch_group / "gradgrad-grader-1")  # a leaf whose grader still lives
     (scratch_group / "gradgrad-grader-2").mkdir()  # an empty leaf an earlier grader left
 
-    pid, after, enabling_errno = _grader_moving_into_leaf(scratch_group)
+    pid, after, enabling_errno, left_behind = _grader_moving_into_leaf(scratch_group, sleeper_in)
 
     leaf = scratch_group / f"gradgrad-grader-{pid}"
     assert after == str(leaf)
     assert (scratch_group / "cgroup.procs").read_text().split() == []
-    assert (leaf / "cgroup.procs").read_text().split() == [str(classmate)]
+    assert sorted((leaf / "cgroup.procs").read_text().split()) == sorted([str(classmate), str(left_behind)])
     assert (scratch_group / "gradgrad-grader-1" / "cgroup.procs").read_text().split() == [str(living)]
     assert not (scratch_group / "gradgrad-grader-2").exists()
     # The hierarchy gives this group no memory or pids, so the kernel refuses them to its children.

@@ -35,6 +35,7 @@ _HIDDEN = (
     " in Docker, start the container with --cgroupns=private"
 )
 _preparing = threading.Lock()
+_prepared: list = []  # holds the plan once `prepare` has carried it out in this process
 
 
 @functools.cache
@@ -161,30 +162,40 @@ def describe() -> str:
 
 
 def prepare() -> None:
-    """With cgroup v2, move the processes of the grader's own group into its leaf and enable memory and
-    pids for the group's children. Once per process, before it starts the processes that make notebooks'
-    groups (they are born in the leaf, and find their parent ready); nothing to do otherwise.
+    """With cgroup v2, remove the empty leaves earlier graders left, move the processes of the grader's
+    own group into its leaf and enable memory and pids for the group's children. Before this process
+    starts those that make notebooks' groups (they are born in the leaf, and find their parent ready);
+    its later calls do nothing.
 
     Every process of the group moves, not only this one: the kernel enables the controllers only in a
     group holding none, and under systemd's Delegate=yes (a scope or service) or in a container with a
-    cgroup namespace of its own the group and its processes are the grader's to arrange. The leaf
-    outlives this process only while a process moved with it lives; once empty, a later run removes it.
+    cgroup namespace of its own the group and its processes are the grader's to arrange. The leaf cannot
+    be removed while this process lives in it; once every process moved into it has ended, a later run
+    in the group (born in a leaf) removes it.
     """
     with _preparing:
         plan = _current()
-        if "" in plan.parents and problem() is None and not _enabled(plan.parents[""]):
+        if _prepared or "" not in plan.parents or problem() is not None:
+            return
+        _prepared.append(plan)
+        parent = plan.parents[""]
+        _remove_empty_leaves(parent)
+        if not _enabled(parent):
             if plan.leaf:
-                _enter_leaf(plan.parents[""], plan.leaf)
-            _enable(plan.parents[""])
+                _enter_leaf(parent, plan.leaf)
+            _enable(parent)
+
+
+def _remove_empty_leaves(group: Path) -> None:
+    """Remove the leaves earlier graders left in `group`, once every process in them has ended."""
+    for leaf in group.glob(f"{_LEAF}*"):
+        with contextlib.suppress(OSError):  # not empty: its grader, or a process moved with it, lives
+            leaf.rmdir()
 
 
 def _enter_leaf(group: Path, leaf: Path) -> None:
-    """Move every process of `group` into `leaf`, again while one forks meanwhile; first remove the
-    empty leaves earlier graders left."""
-    for stale in group.glob(f"{_LEAF}*"):
-        with contextlib.suppress(OSError):  # not empty: its grader, or a process moved with it, lives
-            stale.rmdir()
-    leaf.mkdir(exist_ok=True)
+    """Move every process of `group` into `leaf`, again while one forks meanwhile."""
+    leaf.mkdir(exist_ok=True)  # an earlier grader with this pid may have left it
     for _ in range(100):
         processes = (group / "cgroup.procs").read_text().split()
         if not processes:
