@@ -29,6 +29,7 @@ class _Worker:
         self._process = self._start()
 
     def _start(self) -> subprocess.Popen:
+        cgroup.prepare()  # with cgroup v2, the worker is born in the grader's leaf
         return subprocess.Popen(
             [sys.executable, "-m", "autograder.grading.worker", self._settings],
             stdin=subprocess.PIPE,
