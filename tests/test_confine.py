@@ -41,6 +41,8 @@ LIMITS = Limits(
     scratch_bytes=16 * MiB,
 )
 SECRET = "the reference answer"
+# A sandbox's scratch: /tmp, unless this checkout (which it must read) lies in /tmp.
+_SCRATCH = "/var/tmp" if Path("/tmp") in REPO.parents else "/tmp"
 # The Landlock ABI versions the attacks run at (None: this kernel's own).
 LEVELS = [1, 4, None]
 
@@ -297,12 +299,13 @@ def test_writing_deleting_and_renaming_outside_scratch_fails(instructor, tmp_pat
             "test's tmp dir": attempt(lambda: (tmp_path / "submission.ipynb").write_text("forged")),
             "cgroup escape": attempt(lambda: Path("/sys/fs/cgroup/memory/cgroup.procs").write_text("1")),
             "unmount": attempt(lambda: unmount("/proc")),
-            "/tmp is scratch": Path("/tmp/planted").write_text("x") and os.getcwd(),
+            "scratch is the working folder": Path("planted").write_text("x") and os.getcwd(),
         }
 
-    outcome = confined(attack)
-    assert outcome.pop("/tmp is scratch") == "/tmp"
-    assert not Path("/tmp/planted").exists()
+    with running(attack) as (sandbox, report):
+        outcome = report()
+    assert outcome.pop("scratch is the working folder") == sandbox.scratch == _SCRATCH
+    assert not Path(_SCRATCH, "planted").exists()
     assert set(outcome.values()) <= {"EACCES", "ENOENT", "EXDEV", "EPERM", "EROFS"}, outcome
     assert (tmp_path / "submission.ipynb").read_text() == SECRET
     _intact(instructor)
@@ -591,4 +594,4 @@ def test_root_becomes_an_unprivileged_user_that_can_still_import_the_standard_li
     assert outcome["capabilities"] == 0
     assert outcome["no_new_privs"] == "1"
     assert outcome["imports"] == ["[1]", "email.parser", "xml.dom.minidom"]
-    assert outcome["home"] == "/tmp"
+    assert outcome["home"] == _SCRATCH

@@ -265,12 +265,14 @@ def test_a_stopped_run_ends_at_once_in_one_line_and_the_same_command_finishes_it
     deadline = time.monotonic() + 120
     while _journal_lines(out) < 2 and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
+    # What the stop met: notebooks saved, and whether the run had already ended.
+    met = f"{_journal_lines(out)} notebooks saved, exit status {run.poll()}"
     os.killpg(run.pid, stop)
     stopped_at = time.monotonic()
     _, stderr = run.communicate(timeout=60)
     assert time.monotonic() - stopped_at < 10
     saved = _journal_lines(out)
-    assert 2 <= saved < 12, "the run was not stopped mid-way"
+    assert 2 <= saved < 12, f"the run was not stopped mid-way; the stop met {met}; it said:\n{stderr}"
     assert run.returncode == status
     assert stderr.splitlines()[-1].endswith(
         f"stopped: {saved} graded notebooks saved in {out}; the same command finishes the class"
