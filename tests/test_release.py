@@ -1,5 +1,6 @@
 """`make release` (`python -m autograder release`) in a copy of the repository: it regenerates the
-student notebook of a lesson whose source changed, and only that one."""
+student notebook of a lesson whose source changed, and only that one. nbgrader's generate_assignment, in
+this process, says why a lesson failed, and lets a Ctrl-C through as one."""
 
 import os
 import shutil
@@ -8,8 +9,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.course.layout import REPOSITORY, assignments
+from autograder.course.release import add_lesson, write_config
 
 LESSON = "01_saving_inputs"
 
@@ -42,3 +46,30 @@ def test_release_regenerates_only_the_lessons_whose_source_changed(tmp_path):
     assert [name for name in sorted(after) if after[name] != before[name]] == [f"{LESSON}.ipynb"]
     assert "A sentence the instructor added." in after[f"{LESSON}.ipynb"].decode()
     assert len(after) == len(assignments())
+
+
+class Interrupted(NbGraderPreprocessor):
+    """What a Ctrl-C does when it lands while nbgrader generates a lesson."""
+
+    def preprocess(self, nb, resources):
+        raise KeyboardInterrupt
+
+
+class Broken(NbGraderPreprocessor):
+    def preprocess(self, nb, resources):
+        raise ValueError("a cell the instructor broke")
+
+
+@pytest.mark.parametrize(
+    ("preprocessor", "raised"), [(Interrupted, KeyboardInterrupt), (Broken, RuntimeError)]
+)
+def test_generating_a_lesson_stops_at_a_ctrl_c_and_says_why_it_failed(tmp_path, preprocessor, raised):
+    # nbgrader's own place for a course's preprocessors, run after its own.
+    write_config(
+        tmp_path, extra=f"c.GenerateAssignment.preprocessors.append('{__name__}.{preprocessor.__name__}')\n"
+    )
+    with pytest.raises(raised) as error:
+        add_lesson(tmp_path, LESSON)
+    if raised is RuntimeError:
+        assert f"nbgrader generate_assignment {LESSON} failed" in str(error.value)
+        assert "a cell the instructor broke" in str(error.value)
