@@ -41,8 +41,12 @@ LIMITS = Limits(
     scratch_bytes=16 * MiB,
 )
 SECRET = "the reference answer"
-# A sandbox's scratch: /tmp, unless this checkout (which it must read) lies in /tmp.
-_SCRATCH = "/var/tmp" if Path("/tmp") in REPO.parents else "/tmp"
+# A sandbox's scratch: /tmp, unless the Python environment it must read (this one's) lies in /tmp.
+_SCRATCH = (
+    "/var/tmp"
+    if any(Path("/tmp") in Path(p).resolve().parents for p in (sys.prefix, sys.base_prefix))
+    else "/tmp"
+)
 # The Landlock ABI versions the attacks run at (None: this kernel's own).
 LEVELS = [1, 4, None]
 

@@ -227,6 +227,12 @@ def test_a_folder_the_command_did_not_make_is_left_untouched(graded, tmp_path):
     )
 
 
+def _as_from_a_shell() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _journal_lines(out: Path) -> int:
     journal = out / "journal.jsonl"
     return len(journal.read_text().splitlines()) if journal.exists() else 0
@@ -260,8 +266,12 @@ def test_a_stopped_run_ends_at_once_in_one_line_and_the_same_command_finishes_it
 ):
     out = tmp_path / "out"
     command = grade_command(larger_class / "submitted", out, *OPTIONS)
-    # As a terminal's Ctrl-C does, the signal goes to the command's whole process group.
-    run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # As a terminal's Ctrl-C does, the signal goes to the command's whole process group. The command
+    # starts as a shell starts it, with SIGINT neither ignored nor blocked, whatever this test's process
+    # was left with by a library an earlier test used (a child inherits both).
+    run = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_as_from_a_shell
+    )
     deadline = time.monotonic() + 120
     while _journal_lines(out) < 2 and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
