@@ -28,6 +28,12 @@ import sys
 import time
 from pathlib import Path
 
+if __name__ == "__main__":
+    # torch and the rest load as millions of objects that live as long as the worker: the collector,
+    # run over and over while they load, costs a tenth of the worker's start. It pauses until
+    # `warm_up` has frozen them, and then runs as always.
+    gc.disable()
+
 import matplotlib
 
 matplotlib.use("module://matplotlib_inline.backend_inline")
@@ -81,6 +87,9 @@ def warm_up() -> executor.ExecutorShell:
     # Importing the checks started a checker of its own; the class grader judges test cells itself.
     autograder.checks._checker.stop()
     shell = executor.create_shell()
+    # What is loaded by now stays: frozen, it is left out of the full collection that IPython's reset
+    # makes, which then looks only at what the warm-up cell made.
+    gc.freeze()
     _run_and_forget(shell, _WARM_UP_CELL)
 
     # The judge's and the probe's first checks, on the worker's own functions, never a student's.
@@ -90,9 +99,13 @@ def warm_up() -> executor.ExecutorShell:
     for kind in ("forward", "first_derivative", "second_derivative"):
         made = plan.plan_function(kind, sine, False, -1.0, 1.0)
         arrays.pack(measure.measure(made["probe"] | {"kind": kind, "name": "sine", "names": ["x"]}, sine))
+    # What the host offers for confinement (the namespaces are tried in a forked process), probed once
+    # here for every notebook's sandbox, instead of by each notebook's child.
+    confine.missing_features()
     # Every object so far is the template's: the collector in a forked child leaves them alone, so the
     # child copies (and is charged for) fewer of the worker's pages.
     gc.freeze()
+    gc.enable()
     return shell
 
 
