@@ -1,0 +1,136 @@
+"""The exchange's inbound folder, where `nbgrader submit` leaves each submission as an entry named
+`STUDENT+ASSIGNMENT+TIMESTAMP+RANDOM`, and what makes an entry admissible.
+
+Admission reads the entry without following a link: the Unix user who owns it must be the student it
+names (or the user the course maps them to); it must be whole (nbgrader writes `timestamp.txt` after
+the notebooks, and nothing in it changed for a moment); and it may hold only the files the assignment
+released, each a regular file of that user, notebooks under a size limit. Nothing refused is read.
+"""
+
+import os
+import pwd
+import stat
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from nbgrader.utils import parse_utc
+
+from autograder.serve.settings import Serve
+
+# What `nbgrader submit` adds to the assignment's own files.
+EXCHANGE_FILES = frozenset({"timestamp.txt", "submission_secret.txt"})
+# An entry still without its timestamp.txt after this long was not left by `nbgrader submit`.
+ABANDONED_SECONDS = 60.0
+
+
+class RefusedError(Exception):
+    """An entry that is never graded; the message says why, in a log line."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission in inbound, as its name tells it."""
+
+    path: Path
+    student: str
+    assignment: str
+    timestamp: datetime
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.student, self.assignment)
+
+
+def parse(path: Path) -> Entry | None:
+    """The entry at `path`, split as nbgrader's collect splits it; None for a name it would not take."""
+    parts = path.name.rsplit("+", 3)
+    if len(parts) < 3 or not parts[0] or not parts[1]:
+        return None
+    try:
+        timestamp = parse_utc(parts[2])
+    except (ValueError, OverflowError):
+        return None
+    return Entry(path, parts[0], parts[1], timestamp)
+
+
+def entries(inbound: Path) -> list[Path]:
+    """Every name in inbound, oldest name first."""
+    return sorted(inbound / name for name in os.listdir(inbound) if not name.startswith("."))
+
+
+def _walk(folder: Path) -> list[tuple[Path, os.stat_result]]:
+    """Everything under `folder` with its lstat, links never followed."""
+    found = []
+    for child in sorted(folder.iterdir()):
+        status = child.lstat()
+        found.append((child, status))
+        if stat.S_ISDIR(status.st_mode):
+            found += _walk(child)
+    return found
+
+
+def settled(entry: Entry, now: float, settings: Serve) -> bool:
+    """Whole: `timestamp.txt` is there and nothing in the entry changed for `settle_seconds`. RefusedError
+    if it never gets its timestamp.txt, or is not a folder."""
+    status = entry.path.lstat()
+    if not stat.S_ISDIR(status.st_mode):
+        raise RefusedError("not a folder")
+    contents = _walk(entry.path)
+    newest = max([status.st_ctime, *(s.st_ctime for _, s in contents)])
+    if not (entry.path / "timestamp.txt").is_file():
+        if now - newest > ABANDONED_SECONDS:
+            raise RefusedError(f"no timestamp.txt after {ABANDONED_SECONDS:g} s: not from nbgrader submit")
+        return False
+    return now - newest >= settings.settle_seconds
+
+
+def owner_of(student: str, settings: Serve) -> int | None:
+    """The uid whose entries count as `student`'s (None: any, where the course trusts names)."""
+    if settings.trust_student_names:
+        return None
+    user = settings.users.get(student, student)
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        raise RefusedError(f"no Unix user {user} hands in for {student}") from None
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def admit(entry: Entry, released: set[str], settings: Serve) -> None:
+    """RefusedError unless the entry is its student's and holds only what the assignment released (paths
+    relative to the release folder), notebooks no larger than the limit."""
+    expected = owner_of(entry.student, settings)
+    status = entry.path.lstat()
+    if expected is not None and status.st_uid != expected:
+        raise RefusedError(f"forged: owned by {_user(status.st_uid)}, not by {entry.student}'s user")
+    limit = settings.max_notebook_mb * 2**20
+    for path, status in _walk(entry.path):
+        relative = path.relative_to(entry.path).as_posix()
+        if stat.S_ISLNK(status.st_mode):
+            raise RefusedError(f"{relative} is a symbolic link")
+        if expected is not None and status.st_uid != expected:
+            raise RefusedError(f"{relative} is owned by {_user(status.st_uid)}, not {entry.student}'s user")
+        if stat.S_ISDIR(status.st_mode):
+            continue
+        if not stat.S_ISREG(status.st_mode):
+            raise RefusedError(f"{relative} is not a regular file")
+        if relative not in released and relative not in EXCHANGE_FILES:
+            raise RefusedError(f"{relative} is not a file of {entry.assignment}")
+        if relative.endswith(".ipynb") and status.st_size > limit:
+            raise RefusedError(f"{relative} is larger than {settings.max_notebook_mb:g} MB")
+
+
+def released_files(release: Path) -> set[str]:
+    """The files of a released assignment, relative to its folder."""
+    return {path.relative_to(release).as_posix() for path in release.rglob("*") if path.is_file()}

@@ -1,0 +1,207 @@
+"""`python -m autograder serve --course COURSE_DIR` beside a real nbgrader exchange: students who are
+Unix users of their own hand in with `nbgrader submit` and read their feedback with `nbgrader
+fetch_feedback`; the service grades each submission into the course's gradebook, credits it only to
+its owner, and after SIGTERM and a restart grades what landed meanwhile and nothing twice.
+
+One service runs for the module; the tests follow one another as a semester does. About 60 s: most
+of it is `nbgrader submit`'s start, 4 s a run as a student."""
+
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from classroom import LESSON, answers_of
+from exchange_course import Student, make_course, shared_exchange
+
+from autograder.records import gradebook
+
+pytestmark = pytest.mark.xdist_group("serve")
+# Far ahead: the feedback is the one students get before the due date.
+DUE = "2099-01-01 12:00:00 UTC"
+GRADED = re.compile(r"graded (\S+) (\S+) ([\d.]+)/([\d.]+)(?: \(late penalty [\d.]+\))? in ([\d.]+) s")
+
+
+class Running:
+    """The service as a process, its log lines as they come."""
+
+    def __init__(self, course: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autograder", "serve", "--course", str(course), "--workers", "2"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
+        """The first line from now on that matches `pattern`."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if found := re.search(pattern, line):
+                return found
+        raise AssertionError(
+            f"no line matching {pattern!r} in {timeout} s; the service said:\n" + "\n".join(self.seen)
+        )
+
+    def stop(self) -> tuple[int, str, float]:
+        """SIGTERM: the exit status, what it said after, and the seconds it took."""
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        status = self.process.wait(timeout=30)
+        took = time.monotonic() - started
+        self._reader.join()
+        self.process.stderr.close()
+        rest = []
+        while not self.lines.empty():
+            rest.append(self.lines.get())
+        return status, "\n".join(rest), took
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def _score(course: Path, student: str) -> float:
+    with gradebook.opened(f"sqlite:///{course / 'gradebook.db'}") as book:
+        return book.find_submission(LESSON, student).score
+
+
+@dataclass
+class Semester:
+    course: Path
+    students: dict[str, Student]
+    service: Running
+
+
+@pytest.fixture(scope="module")
+def semester(tmp_path_factory):
+    """A course whose lesson is released to a shared exchange, four students, and the service."""
+    assert os.geteuid() == 0, "run as root (as CI does): it makes the students' Unix users"
+    course = tmp_path_factory.mktemp("serve") / "course"
+    exchange = shared_exchange()
+    make_course(course, exchange, due=DUE)
+    students = {name: Student(f"gg-{name}", exchange) for name in ("alice", "bob", "carol", "mallory")}
+    semester = Semester(course, students, Running(course))
+    semester.service.wait_for("serving gradgrad")
+    yield semester
+    if semester.service.process.poll() is None:
+        semester.service.stop()
+    shutil.rmtree(exchange)
+
+
+def test_a_correct_submission_gets_full_marks_and_feedback_the_student_fetches(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    alice = students["alice"]
+    alice.answer(answers_of("solution"))
+    alice.submit()
+    graded = service.wait_for(r"graded gg-alice ")
+    assert GRADED.fullmatch(graded.string).group(3, 4) == ("4", "4")
+    assert _score(course, "gg-alice") == 4.0
+    (page,) = alice.fetched_feedback()
+    assert "Score: 4.0 / 4.0" in page or "4.0 / 4.0" in page
+
+
+def test_a_resubmission_is_graded_again_and_its_feedback_replaces_the_first(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    alice = students["alice"]
+    alice.answer(answers_of("detach_in_backward"))
+    alice.submit()
+    graded = GRADED.fullmatch(service.wait_for(r"graded gg-alice ").string)
+    assert float(graded.group(3)) < 4
+    assert _score(course, "gg-alice") == float(graded.group(3))
+    pages = alice.fetched_feedback()
+    assert len(pages) == 2
+    assert pages[0] != pages[1]
+
+
+def test_a_forged_entry_is_refused_and_the_named_student_keeps_their_grade(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    bob, mallory = students["bob"], students["mallory"]
+    bob.answer(answers_of("solution"))
+    bob.submit()
+    service.wait_for(r"graded gg-bob ")
+    mallory.answer({})
+    mallory.submit("--student=gg-bob")
+    refused = service.wait_for(r"refused gg-bob\+")
+    assert "forged: owned by gg-mallory" in refused.string
+    assert _score(course, "gg-bob") == 4.0
+    (page,) = bob.fetched_feedback()
+    assert "4.0 / 4.0" in page
+
+
+def test_a_flood_from_one_student_delays_a_classmate_by_one_grading_at_most(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    carol, mallory = students["carol"], students["mallory"]
+    mallory.answer(answers_of("solution"))
+    flood = mallory.flood(40)
+    carol.answer(answers_of("solution"))
+    carol.submit()
+    flood.wait(timeout=60)
+    between = []
+    while not (line := service.wait_for(r"graded gg-(carol|mallory) ").string).startswith("graded gg-carol"):
+        between.append(line)
+    # Mallory's entry being graded when carol's landed, and her newest beside carol's.
+    assert len(between) <= 2, between
+    assert _score(course, "gg-carol") == 4.0
+    superseded = [line for line in service.seen if line.startswith("superseded gg-mallory+")]
+    assert len(superseded) >= 37
+
+
+def test_sigterm_while_grading_then_a_restart_grades_what_landed_meanwhile_and_nothing_twice(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    carol, bob = students["carol"], students["bob"]
+    carol.answer(answers_of("detach_in_backward"))
+    carol.submit()
+    state = course / "class_grader" / "serve.json"
+    while not any(
+        name.startswith("gg-carol+") and outcome == "collected"
+        for name, outcome in json.loads(state.read_text())["entries"].items()
+    ):
+        time.sleep(0.05)
+    workers = _children(service.process.pid)
+    status, said, _ = service.stop()
+    assert status == 0, said
+    assert "Traceback" not in said, said
+    assert said.strip().endswith("stopped; the same command grades what lands meanwhile")
+    assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
+
+    bob.answer(answers_of("detach_in_backward"))
+    bob.submit()
+    semester.service = restarted = Running(course)
+    regraded = {restarted.wait_for(r"graded (gg-\S+) .* after a restart").group(1) for _ in range(2)}
+    assert regraded == {"gg-carol", "gg-bob"}
+    restarted.wait_for("serving gradgrad")
+    assert not any(line.startswith("graded gg-alice") for line in restarted.seen)
+    assert _score(course, "gg-bob") < 4
+    assert _score(course, "gg-carol") < 4
+    assert len(carol.fetched_feedback()) == 2
+    again = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", "--course", str(course), LESSON, "--workers", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert again.stderr.startswith("nothing changed since the last run"), again.stderr
