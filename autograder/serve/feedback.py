@@ -8,14 +8,17 @@ whose failure came from a hidden test shows its score and a note in place of the
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
-# Set on a test cell of a graded notebook whose first failing check was one of its hidden tests.
-HIDDEN_FAILURE = "failed_in_hidden_tests"
+from autograder.course.notebooks import HIDDEN_FAILURE
+
 NOTE = "A hidden test failed here; what it says is shown after the due date."
 
 
 class WithheldBeforeDueDate(Preprocessor):
     """Replace the outputs of each test cell that a hidden test failed by a note."""
+
+    enabled = Bool(True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.metadata.get("gradgrad", {}).get(HIDDEN_FAILURE):
