@@ -161,6 +161,43 @@ def test_a_forged_entry_is_refused_and_the_named_student_keeps_their_grade(semes
     assert "4.0 / 4.0" in page
 
 
+def test_links_strange_files_large_notebooks_and_half_written_entries_never_reach_a_kernel(semester):
+    course, students, service = semester.course, semester.students, semester.service
+    mallory = students["mallory"]
+    notebook = f"{LESSON}/{LESSON}.ipynb"
+    half_written = mallory.hand_in_by_hand(f"""
+entry = make_entry("half")
+shutil.copy("{notebook}", entry)
+print(entry)
+""")
+    for suffix, files in {
+        "link": f'(entry / "{LESSON}.ipynb").symlink_to("/etc/passwd")',
+        "extra": f'shutil.copy("{notebook}", entry); (entry / "notes.py").write_text("import os")',
+        "large": f'(entry / "{LESSON}.ipynb").write_bytes(b" " * (17 * 2**20))',
+    }.items():
+        mallory.hand_in_by_hand(f"""
+entry = make_entry("{suffix}")
+{files}
+(entry / "submission_secret.txt").write_text("secret")
+(entry / "timestamp.txt").write_text(entry.name.split("+")[2])
+""")
+    said = {service.wait_for(r"refused gg-mallory\+.+\+(link|extra|large): ").group(1) for _ in range(3)}
+    assert said == {"link", "extra", "large"}
+    assert not any("+half" in line for line in service.seen)
+    refused = "".join(line for line in service.seen if line.startswith("refused gg-mallory"))
+    assert f"link: {LESSON}.ipynb is a symbolic link" in refused
+    assert "extra: notes.py is not a file of" in refused
+    assert f"large: {LESSON}.ipynb is larger than 16 MB" in refused
+    assert not (course / "submitted" / "gg-mallory").exists()
+    mallory.hand_in_by_hand(f"""
+entry = pathlib.Path({half_written.strip()!r})
+(entry / "submission_secret.txt").write_text("secret")
+(entry / "timestamp.txt").write_text(entry.name.split("+")[2])
+""")
+    service.wait_for(r"graded gg-mallory ")
+    assert (course / "submitted" / "gg-mallory" / LESSON / "timestamp.txt").is_file()
+
+
 def test_a_flood_from_one_student_delays_a_classmate_by_one_grading_at_most(semester):
     course, students, service = semester.course, semester.students, semester.service
     carol, mallory = students["carol"], students["mallory"]

@@ -6,9 +6,11 @@ Each step runs nbgrader's class directly rather than through `NbGraderAPI`'s log
 `except:` would turn the SIGTERM that stops the service into a step that failed.
 """
 
+import html
 import io
 import logging
 import os
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -111,6 +113,19 @@ class Exchange:
                 coursedir=self.coursedir, authenticator=self.api.authenticator, parent=self.api
             )
             self._run(app, f"release_feedback {assignment} for {student}")
+
+    def release_notice(self, student: str, assignment: str, text: str) -> None:
+        """Release `text` as the feedback of each notebook of the student's collected submission, in
+        the folder `generate_feedback` writes, until its real feedback replaces it."""
+        submitted = self.submitted / student / assignment
+        feedback = Path(self.coursedir.format_path(self.coursedir.feedback_directory, student, assignment))
+        feedback.mkdir(parents=True, exist_ok=True)
+        for name in ("timestamp.txt", "submission_secret.txt"):
+            shutil.copy(submitted / name, feedback / name)
+        page = f"<!DOCTYPE html>\n<html><body><p>{html.escape(text)}</p></body></html>\n"
+        for notebook in submitted.glob("*.ipynb"):
+            (feedback / f"{notebook.stem}.html").write_text(page)
+        self.release_feedback(student, assignment)
 
     def released(self, student: str, assignment: str) -> list[Path]:
         """Where the exchange holds (or would hold) the feedback of each notebook of the student's last

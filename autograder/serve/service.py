@@ -146,11 +146,14 @@ class Service:
                 self.held.discard(key)
             elif key not in self.held:
                 self.held.add(key)
-                when = datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S UTC")
-                self.say(
-                    f"held {waiting.entry.name}: {key[0]} had {self.settings.graded_per_hour} submissions "
-                    f"graded in the last hour; it will be graded at {when}"
-                )
+                when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+                limit = f"{self.settings.graded_per_hour} submissions graded per hour"
+                self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
+                notice = f"This course grades {limit}: this submission will be graded at {when}."
+                try:
+                    self.exchange.release_notice(*key, notice)
+                except (OSError, NbgraderStepError) as error:
+                    self.say(f"could not tell {key[0]} when: {error}")
         for waiting in batch:
             del self.queue[waiting.entry.key]
         return batch
