@@ -26,12 +26,18 @@ from autograder.serve.state import State, Status
 
 # How often inbound is looked at when nothing is queued.
 POLL_SECONDS = 0.1
+# How often the status file is written while nothing is graded (its waiting times keep growing).
+STATUS_SECONDS = 1.0
 
 
 @dataclass
 class _Waiting:
     entry: inbound.Entry
     landed: float
+
+
+def _again(student: str) -> str:
+    return f"{student} handed in again before it was graded"
 
 
 class Service:
@@ -52,7 +58,8 @@ class Service:
         self.state = State.load(self.out / "serve.json")
         self.status = Status()
         self.queue: dict[tuple[str, str], _Waiting] = {}
-        self.held: set[tuple[str, str]] = set()
+        # Entries waiting for the hourly limit whose student was told when they will be graded.
+        self.held: set[str] = set()
 
     def sandbox_settings(self) -> dict:
         excluded = [self.exchange.submitted, self.out, self.root, self.exchange.inbound.parent.parent]
@@ -78,7 +85,8 @@ class Service:
             batch = self.take(now)
             if batch:
                 self.grade(batch)
-            self.write_status(time.time())
+            if batch or time.time() - self.status.updated >= STATUS_SECONDS:
+                self.write_status(time.time())
             if not batch:
                 time.sleep(POLL_SECONDS)
 
@@ -102,13 +110,23 @@ class Service:
                 self.refuse(path.name, str(refusal))
             except FileNotFoundError:
                 continue  # taken away while looked at
+        newest: dict[tuple[str, str], inbound.Entry] = {}
         for entry in sorted(found, key=lambda e: e.timestamp):
+            if entry.key in newest:
+                self.supersede(newest[entry.key].name, _again(entry.student))
+            newest[entry.key] = entry
+        for entry in newest.values():
             self.take_in(entry)
 
     def refuse(self, name: str, reason: str) -> None:
         self.say(f"refused {name}: {reason}")
         self.status.refused += 1
         self.state.mark(name, "refused")
+
+    def supersede(self, name: str, reason: str) -> None:
+        self.say(f"superseded {name}: {reason}")
+        self.status.superseded += 1
+        self.state.mark(name, "superseded")
 
     def take_in(self, entry: inbound.Entry) -> None:
         released = inbound.released_files(self.exchange.release_folder(entry.assignment))
@@ -121,15 +139,10 @@ class Service:
         except (OSError, NbgraderStepError) as error:
             return self.refuse(entry.name, f"could not be collected: {error}")
         if not copied:
-            self.say(f"superseded {entry.name}: a newer submission of {entry.student} was collected")
-            self.status.superseded += 1
-            return self.state.mark(entry.name, "superseded")
+            return self.supersede(entry.name, f"a newer submission of {entry.student} was collected")
         earlier = self.queue.get(entry.key)
         if earlier is not None:
-            self.say(f"superseded {earlier.entry.name}: {entry.student} handed in again before it was graded")
-            self.status.superseded += 1
-            self.state.mark(earlier.entry.name, "superseded")
-            landed = earlier.landed
+            self.supersede(earlier.entry.name, _again(entry.student))
         self.queue[entry.key] = _Waiting(entry, landed)
         self.state.mark(entry.name, "collected")
 
@@ -143,9 +156,8 @@ class Service:
             at = self.state.next_grading(key[0], self.settings.graded_per_hour, now)
             if at is None:
                 batch.append(waiting)
-                self.held.discard(key)
-            elif key not in self.held:
-                self.held.add(key)
+            elif waiting.entry.name not in self.held:
+                self.held.add(waiting.entry.name)
                 when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
                 limit = f"{self.settings.graded_per_hour} submissions graded per hour"
                 self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
