@@ -224,6 +224,7 @@ def test_a_flood_from_one_student_delays_a_classmate_by_one_grading_at_most(seme
 
 def test_the_hourly_limit_holds_a_submission_and_its_feedback_says_when_it_will_be_graded(semester):
     mallory, service = semester.students["mallory"], semester.service
+    service.drain()
     for attempt in range(PER_HOUR + 1):
         mallory.hand_in_by_hand(f"""
 entry = make_entry("again{attempt}")
@@ -231,7 +232,7 @@ shutil.copy("{LESSON}/{LESSON}.ipynb", entry)
 (entry / "submission_secret.txt").write_text("limited{attempt}")
 (entry / "timestamp.txt").write_text(entry.name.split("+")[2])
 """)
-        said = service.wait_for(r"(graded|held) gg-mallory").string
+        said = service.wait_for(rf"graded gg-mallory |held .*\+again{attempt}: ").string
         if said.startswith("held"):
             break
     assert re.fullmatch(
@@ -246,6 +247,16 @@ shutil.copy("{LESSON}/{LESSON}.ipynb", entry)
         / f"{notebook_hash(secret=f'limited{attempt}', notebook_id=LESSON)}.html"
     )
     assert "this submission will be graded at" in notice.read_text()
+    # The instructor sees it waiting, from the status the service writes each second.
+    status = [sys.executable, "-m", "autograder", "serve", "--course", str(semester.course), "--status"]
+    deadline = time.monotonic() + 10
+    while " 0 queued" in (line := subprocess.run(status, capture_output=True, text=True).stdout):
+        assert time.monotonic() < deadline, line
+    assert re.fullmatch(
+        r"serving since [\d :-]+ \(pid \d+\): 1 queued, oldest waiting \d+ s; "
+        r"\d+ graded, [1-9]\d* refused, [1-9]\d* superseded\n",
+        line,
+    ), line
 
 
 def _flood_outcomes(state: Path) -> list[str]:

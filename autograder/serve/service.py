@@ -93,7 +93,8 @@ class Service:
     # -- inbound ------------------------------------------------------------------------------------
 
     def scan(self, now: float) -> None:
-        """Admit and collect every settled entry not dealt with yet, oldest first."""
+        """Admit every settled entry not dealt with yet, then collect the newest admitted of each student
+        and assignment."""
         found = []
         for path in inbound.entries(self.exchange.inbound):
             if path.name in self.state.entries:
@@ -105,6 +106,8 @@ class Service:
                 if not self.exchange.release_folder(entry.assignment).is_dir():
                     raise inbound.RefusedError(f"{entry.assignment} is not an assignment the course released")
                 if inbound.settled(entry, now, self.settings):
+                    released = inbound.released_files(self.exchange.release_folder(entry.assignment))
+                    inbound.admit(entry, released, self.settings)
                     found.append(entry)
             except inbound.RefusedError as refusal:
                 self.refuse(path.name, str(refusal))
@@ -129,13 +132,9 @@ class Service:
         self.state.mark(name, "superseded")
 
     def take_in(self, entry: inbound.Entry) -> None:
-        released = inbound.released_files(self.exchange.release_folder(entry.assignment))
         try:
             landed = entry.path.lstat().st_ctime
-            inbound.admit(entry, released, self.settings)
             copied = self.exchange.collect(entry)
-        except inbound.RefusedError as refusal:
-            return self.refuse(entry.name, str(refusal))
         except (OSError, NbgraderStepError) as error:
             return self.refuse(entry.name, f"could not be collected: {error}")
         if not copied:
@@ -160,12 +159,12 @@ class Service:
                 self.held.add(waiting.entry.name)
                 when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
                 limit = f"{self.settings.graded_per_hour} submissions graded per hour"
-                self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
                 notice = f"This course grades {limit}: this submission will be graded at {when}."
                 try:
                     self.exchange.release_notice(*key, notice)
                 except (OSError, NbgraderStepError) as error:
                     self.say(f"could not tell {key[0]} when: {error}")
+                self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
         for waiting in batch:
             del self.queue[waiting.entry.key]
         return batch
