@@ -3,8 +3,9 @@ Unix users of their own hand in with `nbgrader submit` and read their feedback w
 fetch_feedback`; the service grades each submission into the course's gradebook, credits it only to
 its owner, and after SIGTERM and a restart grades what landed meanwhile and nothing twice.
 
-One service runs for the module; the tests follow one another as a semester does. About 60 s: most
-of it is `nbgrader submit`'s start, 4 s a run as a student."""
+One service runs for the module (and is restarted once); the tests follow one another as a semester
+does. About two minutes on 2 cores, most of it the twelve runs of `nbgrader submit` and `nbgrader
+fetch_feedback` as students (4 s each, mostly imports) and the restart."""
 
 import html
 import json

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from nbgrader.api import MissingEntry
+
 from autograder.grading.errors import GradingError
 from autograder.grading.options import Limits
 from autograder.grading.target import Selection, open_course_target, sandbox_settings
@@ -212,7 +214,7 @@ class Service:
                 continue  # nothing of it collected yet
             for student in sorted(self._collected(assignment)):
                 self.queue.pop((student, assignment), None)
-                if (student, assignment) in graded or not self.released_now(student, assignment):
+                if (student, assignment) in graded or self.feedback_missing(student, assignment):
                     self.release(student, assignment, landed=None)
         for name, outcome in list(self.state.entries.items()):
             if outcome == "collected":
@@ -221,9 +223,9 @@ class Service:
     def _collected(self, assignment: str) -> list[str]:
         return [path.parent.name for path in self.exchange.submitted.glob(f"*/{assignment}") if path.is_dir()]
 
-    def released_now(self, student: str, assignment: str) -> bool:
-        places = self.exchange.released(student, assignment)
-        return bool(places) and all(place.exists() for place in places)
+    def feedback_missing(self, student: str, assignment: str) -> bool:
+        """A submission from the exchange whose feedback is not out (a stop between grading and release)."""
+        return not all(place.exists() for place in self.exchange.released(student, assignment))
 
     # -- feedback -----------------------------------------------------------------------------------
 
@@ -232,7 +234,7 @@ class Service:
         with gradebook.opened(self.exchange.coursedir.db_url) as book:
             try:
                 submission = book.find_submission(assignment, student)
-            except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: graded nothing to feed back
+            except MissingEntry:  # nothing graded to feed back
                 return
             score, points, due = submission.score, submission.max_score, submission.duedate
             penalty = submission.late_submission_penalty
