@@ -7,8 +7,9 @@ the queue is graded in batches, oldest first, so a classmate waits at most one b
 """
 
 import io
+import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +51,8 @@ class Service:
         self.exchange = Exchange(root)
         self.settings = Serve(config=self.exchange.api.config)
         self.out = root / "class_grader"
+        # Where an admitted entry is copied to, from what was checked, before nbgrader collects it.
+        self.staging = self.out / "admitted"
         try:
             # The class grader's own folder, marked as its own before the service's files join it.
             run_file = RunFile.open(self.out, None)
@@ -57,6 +60,7 @@ class Service:
             raise GradingError(str(error)) from None
         if not (self.out / RUN_FILE).exists():
             run_file.save(self.out)
+        shutil.rmtree(self.staging, ignore_errors=True)  # copies a stop left half made
         self.state = State.load(self.out / "serve.json")
         self.status = Status()
         self.queue: dict[tuple[str, str], _Waiting] = {}
@@ -97,7 +101,7 @@ class Service:
     def scan(self, now: float) -> None:
         """Admit every settled entry not dealt with yet, then collect the newest admitted of each student
         and assignment."""
-        found = []
+        found: list[_Waiting] = []
         for path in inbound.entries(self.exchange.inbound):
             if path.name in self.state.entries:
                 continue
@@ -108,20 +112,31 @@ class Service:
                 if not self.exchange.release_folder(entry.assignment).is_dir():
                     raise inbound.RefusedError(f"{entry.assignment} is not an assignment the course released")
                 if inbound.settled(entry, now, self.settings):
-                    released = inbound.released_files(self.exchange.release_folder(entry.assignment))
-                    inbound.admit(entry, released, self.settings)
-                    found.append(entry)
+                    found.append(self.admit(entry))
             except inbound.RefusedError as refusal:
+                shutil.rmtree(self.staging / path.name, ignore_errors=True)
                 self.refuse(path.name, str(refusal))
             except FileNotFoundError:
                 continue  # taken away while looked at
-        newest: dict[tuple[str, str], inbound.Entry] = {}
-        for entry in sorted(found, key=lambda e: e.timestamp):
-            if entry.key in newest:
-                self.supersede(newest[entry.key].name, _again(entry.student))
-            newest[entry.key] = entry
-        for entry in newest.values():
-            self.take_in(entry)
+        newest: dict[tuple[str, str], _Waiting] = {}
+        for waiting in sorted(found, key=lambda w: w.entry.timestamp):
+            earlier = newest.get(waiting.entry.key)
+            if earlier is not None:
+                shutil.rmtree(earlier.entry.path)
+                self.supersede(earlier.entry.name, _again(waiting.entry.student))
+            newest[waiting.entry.key] = waiting
+        for waiting in newest.values():
+            self.take_in(waiting)
+
+    def admit(self, entry: inbound.Entry) -> _Waiting:
+        """The entry as admitted: a copy of what was checked, in the service's own staging folder."""
+        landed = entry.path.lstat().st_ctime
+        staged = self.staging / entry.name
+        shutil.rmtree(staged, ignore_errors=True)
+        self.staging.mkdir(exist_ok=True)
+        released = inbound.released_files(self.exchange.release_folder(entry.assignment))
+        inbound.admit(entry, released, self.settings, staged)
+        return _Waiting(replace(entry, path=staged), landed)
 
     def refuse(self, name: str, reason: str) -> None:
         self.say(f"refused {name}: {reason}")
@@ -133,18 +148,20 @@ class Service:
         self.status.superseded += 1
         self.state.mark(name, "superseded")
 
-    def take_in(self, entry: inbound.Entry) -> None:
+    def take_in(self, waiting: _Waiting) -> None:
+        entry = waiting.entry
         try:
-            landed = entry.path.lstat().st_ctime
             copied = self.exchange.collect(entry)
         except (OSError, NbgraderStepError) as error:
             return self.refuse(entry.name, f"could not be collected: {error}")
+        finally:
+            shutil.rmtree(entry.path, ignore_errors=True)
         if not copied:
             return self.supersede(entry.name, f"a newer submission of {entry.student} was collected")
         earlier = self.queue.get(entry.key)
         if earlier is not None:
             self.supersede(earlier.entry.name, _again(entry.student))
-        self.queue[entry.key] = _Waiting(entry, landed)
+        self.queue[entry.key] = waiting
         self.state.mark(entry.name, "collected")
 
     # -- grading ------------------------------------------------------------------------------------
