@@ -18,6 +18,10 @@ COMMANDS = {
     "release": ("autograder.course.release_command", "regenerate the student notebooks in course/"),
     "grade": ("autograder.grading.grade_command", "grade a class: SUBMITTED/<student>/<assignment>/*.ipynb"),
     "roster": ("autograder.lms.roster_command", "turn an LMS's roster export into nbgrader's student CSV"),
+    "serve": (
+        "autograder.serve.command",
+        "grade each submission as it lands in an nbgrader exchange, and release its feedback",
+    ),
     "doctor": (
         "autograder.sandbox.doctor_command",
         "how this host confines student code, and what it lacks",

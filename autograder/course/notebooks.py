@@ -38,6 +38,8 @@ c.ExportPlugin.to = "nbgrader_totals.csv"
 """
 # What a feedback notebook says where a test cell's hidden tests were.
 _HIDDEN = "# Hidden tests ran here; their results are below."
+# Marks a graded test cell whose failure was a hidden test's, in its metadata under "gradgrad".
+HIDDEN_FAILURE = "failed_in_hidden_tests"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A notebook file larger than this is not read: a student's notebook is far smaller, outputs included.
 MAX_NOTEBOOK_BYTES = 64 * 2**20
@@ -134,6 +136,8 @@ class GradingCourse:
             cell.execution_count = result["execution_count"]
             if result["status"] != Status.OK and not any(o.output_type == "error" for o in cell.outputs):
                 _add_error(cell, str(result["status"]), result["reason"])
+            if result.get("failed_in_hidden_tests"):
+                cell.metadata.setdefault("gradgrad", {})[HIDDEN_FAILURE] = True
 
         with gradebook.opened(self.db_url) as book:
             self._open_submission(book, student, assignment)

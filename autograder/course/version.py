@@ -12,8 +12,8 @@ from pathlib import Path
 from autograder.course.layout import SOURCE
 
 _CODE_PACKAGES = ("autograder", "solutions")
-# What only exports grades already made: changing it regrades nothing.
-_NOT_GRADING = ("lms",)
+# What only exports grades already made, or serves them to students: changing it regrades nothing.
+_NOT_GRADING = ("lms", "serve")
 
 
 @functools.cache

@@ -87,43 +87,56 @@ def _check_options(args: argparse.Namespace) -> None:
         if not value > 0:  # NaN too
             raise GradingError(f"{flag} must be a positive number, not {value}")
     if args.scheduler is not None:
-        address = urlsplit(args.scheduler if "://" in args.scheduler else f"tcp://{args.scheduler}")
-        try:
-            port = address.port
-        except ValueError:
-            port = None
-        if address.scheme not in _SCHEMES or not address.hostname or port is None:
-            raise GradingError(
-                f"--scheduler {args.scheduler} is not a Dask scheduler's address; give one like tcp://HOST:8786"
-            )
+        check_scheduler(args.scheduler)
 
 
-def _on_sigterm(signal_number, frame) -> None:
+def check_scheduler(scheduler: str) -> None:
+    """GradingError unless `scheduler` reads as a Dask scheduler's address."""
+    address = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+    try:
+        port = address.port
+    except ValueError:
+        port = None
+    if address.scheme not in _SCHEMES or not address.hostname or port is None:
+        raise GradingError(
+            f"--scheduler {scheduler} is not a Dask scheduler's address; give one like tcp://HOST:8786"
+        )
+
+
+def stop_on_sigterm(signal_number, frame) -> None:
+    """SIGTERM's handler: the run stops as after Ctrl-C."""
     raise StoppedError(signal_number)
 
 
-def run(args: argparse.Namespace) -> int:
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        _check_options(args)
-    except GradingError as error:
-        print(error, file=sys.stderr)
-        return error.status
+def confinement_refused(trusted: bool) -> GradingError | None:
+    """Why this host will not grade student code (None: it will, or `trusted` says grade anyway)."""
     from autograder.sandbox import confine
 
     try:
         missing = confine.missing_features()
     except ValueError as error:  # the Landlock cap is not a version
-        print(error, file=sys.stderr)
-        return 2
-    if missing and not args.trust_submissions:
-        print(
+        return GradingError(str(error))
+    if missing and not trusted:
+        return GradingError(
             "Refusing to grade: this host cannot confine student code. It lacks:\n- "
             + "\n- ".join(missing)
             + "\nGrade here only submissions you trust, with --trust-submissions.",
-            file=sys.stderr,
+            3,
         )
-        return 3
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
+    try:
+        _check_options(args)
+    except GradingError as error:
+        print(error, file=sys.stderr)
+        return error.status
+    refused = confinement_refused(args.trust_submissions)
+    if refused is not None:
+        print(refused, file=sys.stderr)
+        return refused.status
     try:
         return _grade(args)
     except GradingError as error:
@@ -137,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         print(_system_error(error, args), file=sys.stderr)
         return 1
     except Exception:  # noqa: BLE001 - a bug of the grader's: one line here, the traceback in a file
-        print(_internal_error(_records(args)), file=sys.stderr)
+        print(internal_error(_records(args)), file=sys.stderr)
         return 1
 
 
@@ -219,7 +232,7 @@ def _system_error(error: OSError, args: argparse.Namespace) -> str:
     return f"{error.strerror or error}{where}; fix that, then run the same command"
 
 
-def _internal_error(out: Path) -> str:
+def internal_error(out: Path) -> str:
     """Write the traceback where the instructor can send it; the line says where."""
     details = traceback.format_exc()
     for place in (out / "error.log", Path.cwd() / "autograder-error.log"):

@@ -61,13 +61,19 @@ class Target:
     def sandbox_settings(self) -> dict:
         """How workers confine notebooks: what they may use, the folders kept from them, and the name
         the run's cgroups carry (so that a stopped run removes those its killed notebooks left)."""
-        return {
-            "memory_mb": self.limits.memory_mb,
-            "excluded": [str(COURSE_DIRECTORY), str(self.submitted), str(self.out)]
-            + ([str(self.course)] if self.course else []),
-            "trusted": self.limits.trusted,
-            "group": f"{os.getpid()}-",
-        }
+        excluded = [self.submitted, self.out] + ([self.course] if self.course else [])
+        return sandbox_settings(self.limits, excluded)
+
+
+def sandbox_settings(limits: Limits, excluded: list[Path]) -> dict:
+    """How workers confine notebooks under `limits`, the folders besides the course's own that they
+    never see, and the name this process's cgroups carry."""
+    return {
+        "memory_mb": limits.memory_mb,
+        "excluded": [str(COURSE_DIRECTORY), *map(str, excluded)],
+        "trusted": limits.trusted,
+        "group": f"{os.getpid()}-",
+    }
 
 
 EVERYONE = Selection()

@@ -276,6 +276,7 @@ class Notebook:
                     "execution_count": None,
                     "status": Status.OK,
                     "reason": "",
+                    "failed_in_hidden_tests": tree["hidden"],
                     # A test cell's time is the notebook's own compute, as a student cell's is.
                     "seconds": time.monotonic() - started,
                 }

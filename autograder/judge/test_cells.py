@@ -18,6 +18,7 @@ import builtins
 import importlib
 import math
 import os
+import sys
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -72,13 +73,39 @@ class _Recorded:
     reference: Callable
     inputs: Callable | None
     options: dict = field(default_factory=dict)
+    # The line of the cell's top-level statement that made the check.
+    line: int = 0
 
 
 def _recorder(kind: str, into: list[_Recorded]) -> Callable:
     def record(function, reference, inputs=None, **options):
-        into.append(_Recorded(kind, function, reference, inputs, options))
+        into.append(_Recorded(kind, function, reference, inputs, options, _statement_line()))
 
     return record
+
+
+def _statement_line() -> int:
+    """The line of the test cell's top-level statement running now (a check may be called from a
+    function the cell defines)."""
+    line, frame = 0, sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == _FILENAME:
+            line = frame.f_lineno
+        frame = frame.f_back
+    return line
+
+
+def hidden_lines(source: str) -> set[int]:
+    """The lines of a test cell between nbgrader's BEGIN and END HIDDEN TESTS markers."""
+    lines, hidden = set(), False
+    for number, text in enumerate(source.splitlines(), start=1):
+        if "END HIDDEN TESTS" in text:
+            hidden = False
+        elif "BEGIN HIDDEN TESTS" in text:
+            hidden = True
+        elif hidden:
+            lines.add(number)
+    return lines
 
 
 def _free_names(tree: ast.Module) -> set[str]:
@@ -187,11 +214,14 @@ class Check:
     plan: dict
     request: dict
     where: str
+    # Made by a hidden test: what it says is the instructor's to show (see `autograder.serve.feedback`).
+    hidden: bool = False
 
 
 def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
     """The cell's checks, each planned with its own seed (`first_number` counts the notebook's checks)."""
     recorded, _, tree = record_checks(source)
+    hidden = hidden_lines(source)
     for number, call in enumerate(recorded, start=first_number):
         options = dict(call.options)
         name = options.pop("name", None) or _name_of(call.function)
@@ -221,7 +251,7 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
             "builder": builder,
             "preamble": _preamble(tree, source, wanted),
         }
-        yield Check(call.kind, name, made, request, where)
+        yield Check(call.kind, name, made, request, where, call.line in hidden)
 
 
 def judge(check: Check, measurement) -> Verdict:
@@ -236,11 +266,12 @@ def _error_output(name: str, message: str) -> dict:
 def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
     """The judge's loop. For each test cell the worker sends: every check's request for the student's
     side, each answered by the worker with what that side measured, then the cell's outputs, which are
-    empty when every check passed and the first failure otherwise, as a kernel would have shown it."""
+    empty when every check passed and the first failure otherwise, as a kernel would have shown it,
+    and whether that failure was a hidden test's."""
     requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
     number = 0
     while (source := read_message(requests)) is not None:
-        outputs = []
+        outputs, hidden = [], False
         try:
             for check in checks_of(source.decode(), seed, number):
                 number += 1
@@ -254,8 +285,8 @@ def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
                     measurement = None
                 verdict = judge(check, measurement)
                 if not verdict.passed:
-                    outputs = [_error_output("AssertionError", verdict.message)]
+                    outputs, hidden = [_error_output("AssertionError", verdict.message)], check.hidden
                     break
         except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why
             outputs = [_error_output(type(error).__name__, str(error))]
-        write_message(replies, arrays.pack({"outputs": outputs}))
+        write_message(replies, arrays.pack({"outputs": outputs, "hidden": hidden}))
