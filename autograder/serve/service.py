@@ -168,9 +168,13 @@ class Service:
 
     def take(self, now: float) -> list[_Waiting]:
         """The queued submissions to grade now, oldest first: one per student and assignment, those
-        of students at their hourly limit left waiting (and told when they will be graded)."""
+        of students at their hourly limit left waiting (and told when they will be graded). No more
+        than keep every worker busy with one more waiting (as a class run feeds them): in a rush the
+        oldest submissions' feedback goes out while later ones queue, not after the whole queue."""
         batch = []
         for key, waiting in sorted(self.queue.items(), key=lambda item: item[1].landed):
+            if len(batch) == 2 * self.pool.size:
+                break
             at = self.state.next_grading(key[0], self.settings.graded_per_hour, now)
             if at is None:
                 batch.append(waiting)
@@ -189,7 +193,7 @@ class Service:
         return batch
 
     def grade(self, batch: list[_Waiting]) -> None:
-        for assignment in sorted({waiting.entry.assignment for waiting in batch}):
+        for assignment in dict.fromkeys(waiting.entry.assignment for waiting in batch):  # oldest first
             waiting = [w for w in batch if w.entry.assignment == assignment]
             try:
                 self.grade_assignment(assignment, frozenset(w.entry.student for w in waiting))
@@ -202,6 +206,7 @@ class Service:
                 self.state.graded(each.entry.student, now)
                 self.state.mark(each.entry.name, "graded")
                 self.release(each.entry.student, assignment, landed=each.landed)
+            self.write_status(time.time())
 
     def grade_assignment(self, assignment: str, students: frozenset[str] | None) -> set[tuple[str, str]]:
         """Grade what is stale of the students' submissions (every student's with None) as `grade
