@@ -3,9 +3,8 @@ themselves with the course's exchange configured, has the lesson with a mistake 
 in the Assignment List; `python -m autograder serve` grades it; the student presses Fetch Feedback,
 opens the feedback, and reads the judge's message naming the mistake.
 
-One lesson, one submission, one worker: about 30 s, most of it JupyterLab's and the service's start. The
-page as it last looked is saved as
-build/screenshots/feedback-on-submit.png.
+One lesson, one submission, one worker: about 30 s, most of it JupyterLab's and the service's start.
+The page as it last looked is saved as build/screenshots/feedback-on-submit.png.
 """
 
 import os
