@@ -80,10 +80,13 @@ class Exchange:
         return self.coursedir.get_existing_timestamp(str(self.submitted / student / assignment))
 
     def collect(self, entry: Entry) -> bool:
-        """Copy the entry into submitted/ unless what is there is newer; False if it is."""
+        """Copy the entry into submitted/ unless what is there is newer; False if it is. What is there
+        from this same entry is copied again: a stop may have cut its copy short."""
         before = self.collected_timestamp(*entry.key)
-        if before is not None and before >= entry.timestamp:
-            return before == entry.timestamp
+        if before is not None and before > entry.timestamp:
+            return False
+        if before == entry.timestamp:
+            shutil.rmtree(self.submitted / entry.student / entry.assignment)
         with temp_attrs(self.coursedir, assignment_id=entry.assignment, student_id=entry.student):
             app = _CollectOne(
                 str(entry.path),

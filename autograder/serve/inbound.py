@@ -4,9 +4,11 @@
 Admission reads the entry without following a link: the Unix user who owns it must be the student it
 names (or the user the course maps them to); it must be whole (nbgrader writes `timestamp.txt` after
 the notebooks, and nothing in it changed for a moment); and it may hold only the files the assignment
-released, each a regular file of that user, notebooks under a size limit. Nothing refused is read.
+released, each a regular file of that user, no larger than the notebook size limit. What is admitted is
+a copy, made from what was checked: nothing the student changes afterwards reaches the grader.
 """
 
+import errno
 import os
 import pwd
 import stat
@@ -107,28 +109,67 @@ def _user(uid: int) -> str:
         return f"uid {uid}"
 
 
-def admit(entry: Entry, released: set[str], settings: Serve) -> None:
-    """RefusedError unless the entry is its student's and holds only what the assignment released (paths
-    relative to the release folder), notebooks no larger than the limit."""
+def admit(entry: Entry, released: set[str], settings: Serve, into: Path) -> None:
+    """Copy the entry into the new folder `into` if it is its student's and holds only what the
+    assignment released (paths relative to the release folder), notebooks no larger than the limit;
+    RefusedError otherwise.
+
+    Every check is made on the file descriptor the copy reads from, opened without following a link:
+    the student owns the entry and may swap a file for a link after any check made on a path."""
     expected = owner_of(entry.student, settings)
-    status = entry.path.lstat()
-    if expected is not None and status.st_uid != expected:
-        raise RefusedError(f"forged: owned by {_user(status.st_uid)}, not by {entry.student}'s user")
-    limit = settings.max_notebook_mb * 2**20
-    for path, status in _walk(entry.path):
-        relative = path.relative_to(entry.path).as_posix()
-        if stat.S_ISLNK(status.st_mode):
-            raise RefusedError(f"{relative} is a symbolic link")
-        if expected is not None and status.st_uid != expected:
-            raise RefusedError(f"{relative} is owned by {_user(status.st_uid)}, not {entry.student}'s user")
-        if stat.S_ISDIR(status.st_mode):
-            continue
-        if not stat.S_ISREG(status.st_mode):
-            raise RefusedError(f"{relative} is not a regular file")
-        if relative not in released and relative not in EXCHANGE_FILES:
-            raise RefusedError(f"{relative} is not a file of {entry.assignment}")
-        if relative.endswith(".ipynb") and status.st_size > limit:
-            raise RefusedError(f"{relative} is larger than {settings.max_notebook_mb:g} MB")
+    try:
+        folder = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as error:
+        raise RefusedError(f"not a folder: {error.strerror}") from None
+    try:
+        owner = os.fstat(folder).st_uid
+        if expected is not None and owner != expected:
+            raise RefusedError(f"forged: owned by {_user(owner)}, not by {entry.student}'s user")
+        _copy(folder, "", into, _Rules(expected, entry, released, settings.max_notebook_mb))
+    finally:
+        os.close(folder)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    owner: int | None
+    entry: Entry
+    released: set[str]
+    notebook_mb: float
+
+
+def _copy(folder: int, prefix: str, into: Path, rules: _Rules) -> None:
+    """Copy the open folder `folder` (the entry's `prefix`) into `into`, checking each thing in it."""
+    into.mkdir()
+    for name in sorted(os.listdir(folder)):
+        relative = prefix + name
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        try:
+            opened = os.open(name, flags, dir_fd=folder)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise RefusedError(f"{relative} is a symbolic link") from None
+            raise RefusedError(f"{relative} cannot be read: {error.strerror}") from None
+        try:
+            status = os.fstat(opened)
+            if rules.owner is not None and status.st_uid != rules.owner:
+                owner = _user(status.st_uid)
+                raise RefusedError(f"{relative} is owned by {owner}, not by {rules.entry.student}")
+            if stat.S_ISDIR(status.st_mode):
+                _copy(opened, relative + "/", into / name, rules)
+                continue
+            if not stat.S_ISREG(status.st_mode):
+                raise RefusedError(f"{relative} is not a regular file")
+            if relative not in rules.released and relative not in EXCHANGE_FILES:
+                raise RefusedError(f"{relative} is not a file of {rules.entry.assignment}")
+            limit = int(rules.notebook_mb * 2**20)
+            with os.fdopen(os.dup(opened), "rb") as source:
+                data = source.read(limit + 1)
+            if len(data) > limit:
+                raise RefusedError(f"{relative} is larger than {rules.notebook_mb:g} MB")
+            (into / name).write_bytes(data)
+        finally:
+            os.close(opened)
 
 
 def released_files(release: Path) -> set[str]:

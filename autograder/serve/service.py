@@ -7,10 +7,13 @@ the queue is graded in batches, oldest first, so a classmate waits at most one b
 """
 
 import io
+import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from nbgrader.api import MissingEntry
 
 from autograder.grading.errors import GradingError
 from autograder.grading.options import Limits
@@ -26,12 +29,18 @@ from autograder.serve.state import State, Status
 
 # How often inbound is looked at when nothing is queued.
 POLL_SECONDS = 0.1
+# How often the status file is written while nothing is graded (its waiting times keep growing).
+STATUS_SECONDS = 1.0
 
 
 @dataclass
 class _Waiting:
     entry: inbound.Entry
     landed: float
+
+
+def _again(student: str) -> str:
+    return f"{student} handed in again before it was graded"
 
 
 class Service:
@@ -42,6 +51,8 @@ class Service:
         self.exchange = Exchange(root)
         self.settings = Serve(config=self.exchange.api.config)
         self.out = root / "class_grader"
+        # Where an admitted entry is copied to, from what was checked, before nbgrader collects it.
+        self.staging = self.out / "admitted"
         try:
             # The class grader's own folder, marked as its own before the service's files join it.
             run_file = RunFile.open(self.out, None)
@@ -49,10 +60,12 @@ class Service:
             raise GradingError(str(error)) from None
         if not (self.out / RUN_FILE).exists():
             run_file.save(self.out)
+        shutil.rmtree(self.staging, ignore_errors=True)  # copies a stop left half made
         self.state = State.load(self.out / "serve.json")
         self.status = Status()
         self.queue: dict[tuple[str, str], _Waiting] = {}
-        self.held: set[tuple[str, str]] = set()
+        # Entries waiting for the hourly limit whose student was told when they will be graded.
+        self.held: set[str] = set()
 
     def sandbox_settings(self) -> dict:
         excluded = [self.exchange.submitted, self.out, self.root, self.exchange.inbound.parent.parent]
@@ -78,15 +91,17 @@ class Service:
             batch = self.take(now)
             if batch:
                 self.grade(batch)
-            self.write_status(time.time())
+            if batch or time.time() - self.status.updated >= STATUS_SECONDS:
+                self.write_status(time.time())
             if not batch:
                 time.sleep(POLL_SECONDS)
 
     # -- inbound ------------------------------------------------------------------------------------
 
     def scan(self, now: float) -> None:
-        """Admit and collect every settled entry not dealt with yet, oldest first."""
-        found = []
+        """Admit every settled entry not dealt with yet, then collect the newest admitted of each student
+        and assignment."""
+        found: list[_Waiting] = []
         for path in inbound.entries(self.exchange.inbound):
             if path.name in self.state.entries:
                 continue
@@ -97,40 +112,56 @@ class Service:
                 if not self.exchange.release_folder(entry.assignment).is_dir():
                     raise inbound.RefusedError(f"{entry.assignment} is not an assignment the course released")
                 if inbound.settled(entry, now, self.settings):
-                    found.append(entry)
+                    found.append(self.admit(entry))
             except inbound.RefusedError as refusal:
+                shutil.rmtree(self.staging / path.name, ignore_errors=True)
                 self.refuse(path.name, str(refusal))
             except FileNotFoundError:
                 continue  # taken away while looked at
-        for entry in sorted(found, key=lambda e: e.timestamp):
-            self.take_in(entry)
+        newest: dict[tuple[str, str], _Waiting] = {}
+        for waiting in sorted(found, key=lambda w: w.entry.timestamp):
+            earlier = newest.get(waiting.entry.key)
+            if earlier is not None:
+                shutil.rmtree(earlier.entry.path)
+                self.supersede(earlier.entry.name, _again(waiting.entry.student))
+            newest[waiting.entry.key] = waiting
+        for waiting in newest.values():
+            self.take_in(waiting)
+
+    def admit(self, entry: inbound.Entry) -> _Waiting:
+        """The entry as admitted: a copy of what was checked, in the service's own staging folder."""
+        landed = entry.path.lstat().st_ctime
+        staged = self.staging / entry.name
+        shutil.rmtree(staged, ignore_errors=True)
+        self.staging.mkdir(exist_ok=True)
+        released = inbound.released_files(self.exchange.release_folder(entry.assignment))
+        inbound.admit(entry, released, self.settings, staged)
+        return _Waiting(replace(entry, path=staged), landed)
 
     def refuse(self, name: str, reason: str) -> None:
         self.say(f"refused {name}: {reason}")
         self.status.refused += 1
         self.state.mark(name, "refused")
 
-    def take_in(self, entry: inbound.Entry) -> None:
-        released = inbound.released_files(self.exchange.release_folder(entry.assignment))
+    def supersede(self, name: str, reason: str) -> None:
+        self.say(f"superseded {name}: {reason}")
+        self.status.superseded += 1
+        self.state.mark(name, "superseded")
+
+    def take_in(self, waiting: _Waiting) -> None:
+        entry = waiting.entry
         try:
-            landed = entry.path.lstat().st_ctime
-            inbound.admit(entry, released, self.settings)
             copied = self.exchange.collect(entry)
-        except inbound.RefusedError as refusal:
-            return self.refuse(entry.name, str(refusal))
         except (OSError, NbgraderStepError) as error:
             return self.refuse(entry.name, f"could not be collected: {error}")
+        finally:
+            shutil.rmtree(entry.path, ignore_errors=True)
         if not copied:
-            self.say(f"superseded {entry.name}: a newer submission of {entry.student} was collected")
-            self.status.superseded += 1
-            return self.state.mark(entry.name, "superseded")
+            return self.supersede(entry.name, f"a newer submission of {entry.student} was collected")
         earlier = self.queue.get(entry.key)
         if earlier is not None:
-            self.say(f"superseded {earlier.entry.name}: {entry.student} handed in again before it was graded")
-            self.status.superseded += 1
-            self.state.mark(earlier.entry.name, "superseded")
-            landed = earlier.landed
-        self.queue[entry.key] = _Waiting(entry, landed)
+            self.supersede(earlier.entry.name, _again(entry.student))
+        self.queue[entry.key] = waiting
         self.state.mark(entry.name, "collected")
 
     # -- grading ------------------------------------------------------------------------------------
@@ -143,17 +174,16 @@ class Service:
             at = self.state.next_grading(key[0], self.settings.graded_per_hour, now)
             if at is None:
                 batch.append(waiting)
-                self.held.discard(key)
-            elif key not in self.held:
-                self.held.add(key)
+            elif waiting.entry.name not in self.held:
+                self.held.add(waiting.entry.name)
                 when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
                 limit = f"{self.settings.graded_per_hour} submissions graded per hour"
-                self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
                 notice = f"This course grades {limit}: this submission will be graded at {when}."
                 try:
                     self.exchange.release_notice(*key, notice)
                 except (OSError, NbgraderStepError) as error:
                     self.say(f"could not tell {key[0]} when: {error}")
+                self.say(f"held {waiting.entry.name}: {key[0]} had {limit}; it will be graded at {when}")
         for waiting in batch:
             del self.queue[waiting.entry.key]
         return batch
@@ -201,7 +231,7 @@ class Service:
                 continue  # nothing of it collected yet
             for student in sorted(self._collected(assignment)):
                 self.queue.pop((student, assignment), None)
-                if (student, assignment) in graded or not self.released_now(student, assignment):
+                if (student, assignment) in graded or self.feedback_missing(student, assignment):
                     self.release(student, assignment, landed=None)
         for name, outcome in list(self.state.entries.items()):
             if outcome == "collected":
@@ -210,9 +240,9 @@ class Service:
     def _collected(self, assignment: str) -> list[str]:
         return [path.parent.name for path in self.exchange.submitted.glob(f"*/{assignment}") if path.is_dir()]
 
-    def released_now(self, student: str, assignment: str) -> bool:
-        places = self.exchange.released(student, assignment)
-        return bool(places) and all(place.exists() for place in places)
+    def feedback_missing(self, student: str, assignment: str) -> bool:
+        """A submission from the exchange whose feedback is not out (a stop between grading and release)."""
+        return not all(place.exists() for place in self.exchange.released(student, assignment))
 
     # -- feedback -----------------------------------------------------------------------------------
 
@@ -221,7 +251,7 @@ class Service:
         with gradebook.opened(self.exchange.coursedir.db_url) as book:
             try:
                 submission = book.find_submission(assignment, student)
-            except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: graded nothing to feed back
+            except MissingEntry:  # nothing graded to feed back
                 return
             score, points, due = submission.score, submission.max_score, submission.duedate
             penalty = submission.late_submission_penalty

@@ -24,7 +24,9 @@ class Serve(Configurable):
         help="When feedback shows what the hidden tests said: after the assignment's due date, or always.",
     ).tag(config=True)
     graded_per_hour = Int(0, help="Graded submissions per student per hour (0: no limit).").tag(config=True)
-    max_notebook_mb = Float(16.0, help="A notebook larger than this is refused.").tag(config=True)
+    max_notebook_mb = Float(16.0, help="A notebook, or any file, larger than this is refused.").tag(
+        config=True
+    )
     settle_seconds = Float(
         0.3, help="An entry whose files changed more recently than this is still being written."
     ).tag(config=True)
