@@ -7,7 +7,8 @@ entry made in inbound as them, notebook first, then `timestamp.txt` and `submiss
 exchange's `feedback/{notebook_hash(secret, notebook)}.html`.
 
 - the baseline: the four-command loop (`nbgrader collect --update`, `autograde`, `generate_feedback`,
-  `release_feedback` for each new entry, one process per step), one submission of lesson 01 at a time;
+  `release_feedback` for each new entry, one process per step), one submission of lesson 01 at a time,
+  each pass started the moment its entry lands (the loop's own polling interval is not counted);
 - the service warm, at a steady rate (one submission every STEADY_GAP_S): lesson 01 alone, its median
   against the budget, and every lesson in turn; p50 and p95;
 - a deadline rush: BENCH_RUSH submissions (default 200) of every lesson, many students, landing
