@@ -212,12 +212,11 @@ class Rush:
     cell_seconds: float = 0.0
 
 
-def _notebooks(lessons: list[str]) -> dict[tuple[str, int], bytes]:
+def _notebooks(lessons: list[str]) -> dict[str, list[bytes]]:
     """Each lesson's solution and first mistakes, as handed in."""
     return {
-        (lesson, kind): nbformat.writes(submission(lesson, _answers(lesson, kind))).encode()
+        lesson: [nbformat.writes(submission(lesson, _answers(lesson, kind))).encode() for kind in range(4)]
         for lesson in lessons
-        for kind in range(4)
     }
 
 
@@ -232,7 +231,7 @@ def rush(exchange: Exchange, service: Service, size: int, scratch: Path, workers
     for number in range(size):
         # STUDENTS and the number of lessons share no factor: the pairs repeat only after their product.
         student, lesson = f"gg-bench{number % STUDENTS:02d}", lessons[number % len(lessons)]
-        notebook = notebooks[(lesson, number // len(lessons))]
+        notebook = notebooks[lesson][number // len(lessons) % len(notebooks[lesson])]
         result.landed.append(exchange.hand_in(student, lesson, notebook))
         write_submission(handed_in, student, nbformat.reads(notebook.decode(), as_version=4), lesson, lesson)
         time.sleep(max(0.0, started + (number + 1) * RUSH_WINDOW_S / size - time.time()))
@@ -257,7 +256,7 @@ def steady(exchange: Exchange, service: Service, lessons: list[str], count: int)
     for number in range(count):
         lesson = lessons[number % len(lessons)]
         started = time.time()
-        notebook = notebooks[(lesson, number // len(lessons) % 4)]
+        notebook = notebooks[lesson][number // len(lessons) % len(notebooks[lesson])]
         landed.append(exchange.hand_in(f"gg-bench{number % STUDENTS:02d}", lesson, notebook))
         time.sleep(max(0.0, started + STEADY_GAP_S - time.time()))
     exchange.wait(landed, service.said)
