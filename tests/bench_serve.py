@@ -237,11 +237,17 @@ def rush(exchange: Exchange, service: Service, size: int, scratch: Path, workers
         time.sleep(max(0.0, started + (number + 1) * RUSH_WINDOW_S / size - time.time()))
     exchange.wait(result.landed, service.said)
     result.seconds = max(each.fetchable for each in result.landed) - result.landed[0].at
+    _progress(f"rush of {size}, until the last feedback", [result.seconds])
     out = scratch / "rush-floor"
     command = [sys.executable, "-m", "autograder", "grade", str(handed_in), "--out", str(out)]
     subprocess.run([*command, "--workers", str(workers)], check=True, capture_output=True)
     result.cell_seconds = json.loads((out / "timing.json").read_text())["cell_seconds"]
     return result
+
+
+def _progress(phase: str, seconds: list[float]) -> None:
+    """What a phase measured, as soon as it is known: the whole run takes minutes."""
+    print(f"{phase}: " + ", ".join(f"{s:.1f}" for s in seconds) + " s", file=sys.stderr, flush=True)
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -272,6 +278,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir="/var/tmp") as folder:
         scratch = Path(folder)
         loop = baseline(scratch)
+        _progress("four-command loop", loop)
         with Exchange(scratch, assignments(), "course") as exchange:
             service = Service(exchange.course, workers)
             try:
@@ -282,7 +289,9 @@ def main() -> int:
                 ]
                 exchange.wait(warming, service.said)
                 one_lesson = steady(exchange, service, [LESSON], STEADY_SUBMISSIONS)
+                _progress(f"service, {LESSON} alone", one_lesson)
                 every_lesson = steady(exchange, service, assignments(), 2 * len(assignments()))
+                _progress("service, every lesson in turn", every_lesson)
                 rushed = rush(exchange, service, size, scratch, workers)
             finally:
                 service.stop()
