@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nbgrader.apps import NbGraderAPI
+from nbgrader.converters import GenerateFeedback
 from nbgrader.exchange.default import Exchange as FileSystemExchange
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import notebook_hash, temp_attrs
@@ -42,6 +43,27 @@ class _CollectOne(ExchangeCollect):
         self.src_records = [self._path_to_record(self.entry_path)]
 
 
+class _Feedback(GenerateFeedback):
+    """`nbgrader generate_feedback` that keeps its HTML exporter, templates compiled, from one student
+    to the next, as nbgrader's own keeps it across the students of one run: compiling them again took a
+    third of each submission's feedback."""
+
+    started = False
+
+    def start(self) -> None:
+        if not self.started:
+            super().start()
+            self.started = True
+            return
+        self.init_notebooks()
+        current = os.getcwd()
+        os.chdir(self.coursedir.root)
+        try:
+            self.convert_notebooks()
+        finally:
+            os.chdir(current)
+
+
 class Exchange:
     """The course at `root`: its nbgrader configuration, folders and exchange."""
 
@@ -63,6 +85,8 @@ class Exchange:
         exchange_root = Path(FileSystemExchange(config=config).root)
         self.inbound = exchange_root / self.course_id / "inbound"
         self.outbound_feedback = exchange_root / self.course_id / "feedback"
+        # nbgrader's feedback converter, one for each set of extra preprocessors.
+        self._feedback: dict[tuple, _Feedback] = {}
 
     def release_folder(self, assignment: str) -> Path:
         return self.released_assignments / assignment
@@ -98,15 +122,15 @@ class Exchange:
             self._run(app, f"collect {entry.assignment} for {entry.student}")
         return True
 
-    def generate_feedback(self, student: str, assignment: str, preprocessors: list) -> None:
+    def generate_feedback(self, student: str, assignment: str, preprocessors: tuple) -> None:
         """`nbgrader generate_feedback --force` of one student's assignment, with `preprocessors` run
         after nbgrader's own."""
-        from nbgrader.converters import GenerateFeedback
-
-        with temp_attrs(self.coursedir, assignment_id=assignment, student_id=student):
-            app = GenerateFeedback(coursedir=self.coursedir, parent=self.api)
+        app = self._feedback.get(preprocessors)
+        if app is None:
+            app = self._feedback[preprocessors] = _Feedback(coursedir=self.coursedir, parent=self.api)
             app.force = True
             app.preprocessors = [*app.preprocessors, *preprocessors]
+        with temp_attrs(self.coursedir, assignment_id=assignment, student_id=student):
             self._run(app, f"generate_feedback {assignment} for {student}")
 
     def release_feedback(self, student: str, assignment: str) -> None:

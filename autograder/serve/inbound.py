@@ -77,18 +77,21 @@ def _walk(folder: Path) -> list[tuple[Path, os.stat_result]]:
 
 
 def settled(entry: Entry, now: float, settings: Serve) -> bool:
-    """Whole: `timestamp.txt` is there and nothing in the entry changed for `settle_seconds`. RefusedError
-    if it never gets its timestamp.txt, or is not a folder."""
+    """Whole: `timestamp.txt` is there, and either `nbgrader submit` finished (its last step opens the
+    entry to everyone, mode 777, after writing the submission secret) or nothing in the entry changed
+    for `settle_seconds`. RefusedError if it never gets its timestamp.txt, or is not a folder."""
     status = entry.path.lstat()
     if not stat.S_ISDIR(status.st_mode):
         raise RefusedError("not a folder")
     contents = _walk(entry.path)
+    names = {path.relative_to(entry.path).as_posix() for path, _ in contents}
     newest = max([status.st_ctime, *(s.st_ctime for _, s in contents)])
-    if not (entry.path / "timestamp.txt").is_file():
+    if "timestamp.txt" not in names:
         if now - newest > ABANDONED_SECONDS:
             raise RefusedError(f"no timestamp.txt after {ABANDONED_SECONDS:g} s: not from nbgrader submit")
         return False
-    return now - newest >= settings.settle_seconds
+    submitted = stat.S_IMODE(status.st_mode) == 0o777 and names >= EXCHANGE_FILES
+    return submitted or now - newest >= settings.settle_seconds
 
 
 def owner_of(student: str, settings: Serve) -> int | None:

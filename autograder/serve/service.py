@@ -258,7 +258,7 @@ class Service:
         # nbgrader keeps due dates as naive UTC.
         before_due = due is None or datetime.now(UTC).replace(tzinfo=None) <= due
         hidden_shown = not before_due or self.settings.hidden_tests_feedback == "always"
-        withheld = [] if hidden_shown else [WithheldBeforeDueDate]
+        withheld = () if hidden_shown else (WithheldBeforeDueDate,)
         if not self.exchange.released(student, assignment):
             self.say(f"graded {student} {assignment} {score:g}/{points:g}: no submission secret, no feedback")
             return
