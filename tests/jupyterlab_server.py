@@ -3,8 +3,10 @@ through Playwright the way a student works: open a notebook, run it, save it, pr
 """
 
 import os
+import pwd
 import re
 import secrets
+import site
 import socket
 import subprocess
 import sys
@@ -67,23 +69,42 @@ def _wait_until_serving(lab: JupyterLab, server: subprocess.Popen, log: Path, se
 
 # The configuration `make lab-instructor` adds to a student's JupyterLab: nbgrader's instructor tools.
 INSTRUCTOR_CONFIG = REPOSITORY / "lab-settings" / "instructor"
+# What a student's JupyterLab adds where the course has an exchange: the Assignment List.
+EXCHANGE_CONFIG = REPOSITORY / "lab-settings" / "with-exchange"
+
+
+def _as_user(user: pwd.struct_passwd, config: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The interpreter and environment that run JupyterLab as `user`: the system's Python 3.11 with
+    this venv's packages, data and configuration, since the venv's own interpreter lies under root's
+    home, which they cannot enter."""
+    venv = Path(sys.prefix)
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": user.pw_dir,
+        "PYTHONPATH": os.pathsep.join([*site.getsitepackages(), str(REPOSITORY)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "JUPYTERLAB_DIR": str(venv / "share" / "jupyter" / "lab"),
+        "JUPYTER_PATH": str(venv / "share" / "jupyter"),
+        "JUPYTER_CONFIG_PATH": os.pathsep.join([*config, str(venv / "etc" / "jupyter")]),
+    }
+    return ["/usr/bin/python3", "-m", "jupyterlab"], environment
 
 
 @contextmanager
-def jupyterlab(root: Path, scratch: Path, instructor: bool = False) -> Iterator[JupyterLab]:
-    """A JupyterLab server serving `root` on 127.0.0.1 with a token, with `make lab`'s options, or with
-    `make lab-instructor`'s configuration if `instructor`.
+def jupyterlab(
+    root: Path, scratch: Path, config: Path | None = None, user: pwd.struct_passwd | None = None
+) -> Iterator[JupyterLab]:
+    """A JupyterLab server serving `root` on 127.0.0.1 with a token, with `make lab`'s options and the
+    configuration in `config` (e.g. `make lab-instructor`'s), run as root or as `user`.
 
-    Its user settings and workspaces live in `scratch`, so a developer's own theme or open tabs cannot
-    change what the tests see.
+    Its user settings and workspaces live in `scratch` (which `user` must be able to write), so a
+    developer's own theme or open tabs cannot change what the tests see.
     """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     lab = JupyterLab(f"http://127.0.0.1:{port}", secrets.token_hex(16), root)
-    command = [
-        Path(sys.executable).with_name("jupyter"),
-        "lab",
+    options = [
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -91,18 +112,30 @@ def jupyterlab(root: Path, scratch: Path, instructor: bool = False) -> Iterator[
         f"--IdentityProvider.token={lab.token}",
         f"--ServerApp.root_dir={root}",
     ]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
-    environment = {
-        **os.environ,
+    configs = [] if config is None else [str(config)]
+    if user is None:
+        command = [Path(sys.executable).with_name("jupyter"), "lab"]
+        environment = os.environ | ({"JUPYTER_CONFIG_PATH": configs[0]} if configs else {})
+        if os.geteuid() == 0:
+            options.append("--allow-root")
+        as_user = {}
+    else:
+        command, environment = _as_user(user, configs)
+        as_user = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+    environment |= {
         "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
     }
-    if instructor:
-        environment["JUPYTER_CONFIG_PATH"] = str(INSTRUCTOR_CONFIG)
     log = scratch / "jupyterlab.log"
     with open(log, "w") as output:
-        server = subprocess.Popen(command, cwd=root, env=environment, stdout=output, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [*command, *options],
+            cwd=root,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            **as_user,
+        )
     try:
         _wait_until_serving(lab, server, log)
         yield lab

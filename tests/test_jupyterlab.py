@@ -14,7 +14,7 @@ import urllib.request
 import nbformat
 import pytest
 from grading_pipeline import nbgrader_cells, solution_answers, submission
-from jupyterlab_server import Notebook, chromium, jupyterlab, notebook_page
+from jupyterlab_server import INSTRUCTOR_CONFIG, Notebook, chromium, jupyterlab, notebook_page
 from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered
 from widths import fits
@@ -108,7 +108,7 @@ def instructor_lab(tmp_path_factory):
     """JupyterLab as `make lab-instructor` configures it, on a copy of the first lesson's release."""
     root = tmp_path_factory.mktemp("instructor")
     nbformat.write(submission(LESSONS[0], {}), root / f"{LESSONS[0]}.ipynb")
-    with jupyterlab(root, tmp_path_factory.mktemp("instructor-state"), instructor=True) as server:
+    with jupyterlab(root, tmp_path_factory.mktemp("instructor-state"), config=INSTRUCTOR_CONFIG) as server:
         yield server
 
 
