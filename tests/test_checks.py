@@ -331,6 +331,15 @@ class ScaledCubeWrongGradX(ScaledCube):
         return grad * 3 * x**2, grad * grad_out * 3 * x
 
 
+class ScaledCubeWrongSignGradX(ScaledCube):
+    """The gradient with respect to x has its sign flipped."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * 3 * x**2, -grad * grad_out * 6 * x
+
+
 class ScaledCubeForgetsGradOut(ScaledCube):
     """forward saves x alone, so the gradient for x lacks its factor grad_out."""
 
@@ -992,6 +1001,12 @@ def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_reference
         "First derivative with respect to x is wrong: ScaledCubeWrongGradX on grad_out, x of shape ()"
     )
     assert "Likely cause: the derivative formula in backward is wrong" in message
+
+
+def test_gradient_with_its_sign_flipped_is_named_as_such():
+    message = failure(check_first_derivative, ScaledCubeWrongSignGradX.apply, scaled_cube)
+    assert message.startswith("First derivative with respect to x is wrong")
+    assert "Likely cause: this derivative has the wrong sign: negated, it would be right." in message
 
 
 def test_gradients_returned_in_the_wrong_order_are_named_as_swapped():

@@ -198,6 +198,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
         hint := hints.swapped_gradients(all_grads[1], all_grads[0], names)
     ):
         return hint
+    if isinstance(got, torch.Tensor) and (hint := hints.wrong_sign(want, got)):
+        return hint
     if isinstance(got, torch.Tensor) and (
         hint := hints.missing_factor(want, got, dict(zip(names, keep["inputs"], strict=True)))
     ):

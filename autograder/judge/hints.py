@@ -45,6 +45,18 @@ def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names
     )
 
 
+def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
+    """A hint when a derivative is the right one negated: a sign flipped in its formula."""
+    if got.shape != expected.shape or bool((expected.detach().abs() < 1e-6).all()):
+        return None
+    if torch.allclose(got.detach(), -expected.detach(), rtol=1e-6, atol=1e-9):
+        return (
+            "Likely cause: this derivative has the wrong sign: negated, it would be right. Check the sign "
+            "of its formula in backward."
+        )
+    return None
+
+
 def missing_factor(expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor]) -> str | None:
     """A hint when a derivative is the right one divided by one of the named tensors: a factor left out
     of its formula, typically one that forward did not save (`6 * x` for `6 * grad_out * x`)."""
