@@ -62,6 +62,24 @@ MUTANTS = [
         says="without multiplying by grad_out",
     ),
     _scaled_square(
+        "grad_x_without_grad_out",
+        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, "grad_x = 2 * w * x if ctx.needs_input_grad[0] else None"),
+        says="without multiplying by grad_out",
+    ),
+    _scaled_square(
+        "grad_w_with_the_wrong_sign",
+        {_FIRST, _SECOND},
+        (_GRAD_W, "grad_w = -grad_out * x**2 if ctx.needs_input_grad[1] else None"),
+        says="this derivative has the wrong sign",
+    ),
+    _scaled_square(
+        "gradients_in_wrong_order",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        ("return grad_x, grad_w", "return grad_w, grad_x"),
+        says="the gradient for w in the place of x",
+    ),
+    _scaled_square(
         "ignores_needs_input_grad",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
@@ -127,6 +145,12 @@ MUTANTS = [
         ("return x.tanh_()", "return torch.tanh(x)"),
         says="were not returned as output",
     ),
+    _tanh_in_place(
+        "tanhinplace_without_grad_out",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        ("return grad_out * (1 - result**2)", "return 1 - result**2"),
+        says="without multiplying by grad_out",
+    ),
     # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
     _tanh_in_place(
         "returns_a_view_instead_of_marking_dirty",
@@ -139,6 +163,8 @@ MUTANTS = [
 INSTRUCTIONS = {
     "`forward(x, w)` takes no `ctx`": "old_style_forward_with_ctx",
     "save both with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
+    "return `(grad_x, grad_w)`, in that order": "gradients_in_wrong_order",
+    "`grad_x = grad_out * 2 * w * x`": "grad_x_without_grad_out",
     "`grad_w = grad_out * x**2`": "grad_w_without_grad_out",
     "Compute each only if `ctx.needs_input_grad` says its input requires grad, and return `None` in its "
     "place otherwise": "ignores_needs_input_grad",
@@ -146,4 +172,5 @@ INSTRUCTIONS = {
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
     "`forward(x)`: return `x.tanh_()`": "tanhinplace_returns_a_new_tensor",
     "mark the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
+    "return `grad_out * (1 - result**2)`": "tanhinplace_without_grad_out",
 }
