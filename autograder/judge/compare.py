@@ -249,15 +249,19 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
     )
 
 
-def _cut_message(where: str, name: str, symptom: str, record: dict) -> str:
+def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> str:
+    """`symptom` ("require grad", "depend on x") is said of every input's gradient together: what was
+    measured is their weighted sum, and grad_w may rightly not depend on w when grad_x should."""
     cause = (
         record.get("cut_hint")
         or "Likely cause: the gradient was computed from tensors autograd did not record."
     )
+    gradients = " and ".join(f"grad_{name}" for name in names)
+    does, it = ("does", "it") if len(names) == 1 else ("do", "them")
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
-        f"grad_{name} computed with create_graph=True {symptom}, so autograd cannot differentiate it "
-        f"again (gradgradcheck would fail).\n{arrays.text(cause)}"
+        f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd cannot "
+        f"differentiate {it} again (gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
 
@@ -274,7 +278,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         inputs = keep["inputs"]
         at = f"{name} on {samples.describe(names, inputs)}"
         if not any(g["requires_grad"] is True for g in record["grads"]):
-            raise FailedCheckError(_cut_message(at, names[-1], "does not require grad", record))
+            raise FailedCheckError(_cut_message(at, names, "require grad", record))
         if "grads2_error" in record:
             hint = record.get("grads2_hint") or (
                 "\nLikely cause: the backward of a Function that backward calls returns the wrong "
@@ -299,7 +303,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             extras_hint = record.get("extras_hint")
             zero = isinstance(g, torch.Tensor) and is_zero(g)
             if label in names and zero and not extras_hint:
-                raise FailedCheckError(_cut_message(at, label, f"does not depend on {label}", record))
+                raise FailedCheckError(_cut_message(at, names, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
                 extras_hint = (
                     f"Likely cause: the gradient with respect to {label} is lost. If backward calls a "

@@ -104,6 +104,13 @@ MUTANTS = [
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
     ),
+    # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost.
+    _scaled_square(
+        "detaches_w_in_grad_x",
+        {_SECOND},
+        (_GRAD_X, "grad_x = grad_out * 2 * w.detach() * x if ctx.needs_input_grad[0] else None"),
+        says="grad_x and grad_w computed with create_graph=True do not depend on w",
+    ),
     # Right one gradient at a time; under vmap (torch.func.jacrev, gradcheck's check_batched_grad) the
     # tensor it creates has no batch dimension, so adding a batch of gradients into it in place fails.
     _scaled_square(
