@@ -10,6 +10,8 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 # A student's JupyterLab, without nbgrader's instructor tools: lab-settings/for-students installs it into
 # .venv (and Binder's environment, from binder/postBuild); this is the last file it writes.
 STUDENT_LAB := $(VENV)/etc/jupyter/jupyter_server_config.d/nbgrader_for_students.json
+# Debian 12's kernel, which the confinement test on that kernel boots under QEMU (tests/debian_vm.py).
+DEBIAN_12_KERNEL := build/debian-12-kernel.deb
 # Jupyter refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -32,7 +34,10 @@ system-deps:
 	@sh .ci/system-deps
 
 test-system-deps:
-	@sh .ci/system-deps --browser
+	@sh .ci/system-deps --tests
+
+$(DEBIAN_12_KERNEL):
+	sh .ci/debian-12-kernel $@
 
 lab: $(STAMP) $(LAB_SETTINGS) $(STUDENT_LAB) system-deps
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=course $(ROOT_FLAG)
@@ -43,7 +48,7 @@ lab-instructor: $(STAMP) $(LAB_SETTINGS) system-deps
 	cd solutions && JUPYTER_CONFIG_PATH=$(CURDIR)/lab-settings/instructor \
 		$(abspath $(BIN))/jupyter lab --ServerApp.ip=127.0.0.1 $(ROOT_FLAG)
 
-test: $(STAMP) $(LAB_SETTINGS) $(STUDENT_LAB) test-system-deps
+test: $(STAMP) $(LAB_SETTINGS) $(STUDENT_LAB) test-system-deps $(DEBIAN_12_KERNEL)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadgroup
