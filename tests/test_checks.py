@@ -987,6 +987,26 @@ def test_gradient_missing_a_factor_names_the_factor(function, reference, check, 
     assert "Likely cause: this derivative is missing the factor grad_out: multiplied by grad_out" in message
 
 
+class ScaledSquareForgetsW(Function):
+    """w * x**2, saving both inputs, whose grad_x leaves out the factor w it has at hand."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return w * x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, _ = ctx.saved_tensors  # w, saved, is left out below
+        return grad_out * 2 * x, grad_out * x**2
+
+
+def test_a_factor_forward_saved_is_not_blamed_on_saving():
+    message = failure(check_first_derivative, ScaledSquareForgetsW.apply, lambda x, w: w * x**2)
+    assert "missing the factor w: multiplied by w, it would be right. Forward saved w, so backward" in message
+    assert "must be saved" not in message
+
+
 def test_untracked_term_of_a_double_backward_is_named_where_its_code_tells():
     check_first_derivative(ScaledCubeNumpyInBackward.apply, scaled_cube)
     message = failure(check_second_derivative, ScaledCubeNumpyInBackward.apply, scaled_cube)

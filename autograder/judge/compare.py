@@ -201,7 +201,9 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if isinstance(got, torch.Tensor) and (hint := hints.wrong_sign(want, got)):
         return hint
     if isinstance(got, torch.Tensor) and (
-        hint := hints.missing_factor(want, got, dict(zip(names, keep["inputs"], strict=True)))
+        hint := hints.missing_factor(
+            want, got, dict(zip(names, keep["inputs"], strict=True)), record.get("saved", ())
+        )
     ):
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
@@ -312,7 +314,9 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 )
             hint = (
                 extras_hint
-                or hints.missing_factor(w, g, dict(zip(labels, variables, strict=True)))
+                or hints.missing_factor(
+                    w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
+                )
                 or record.get("untracked_hint")
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "
