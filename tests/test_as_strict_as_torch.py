@@ -135,6 +135,7 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "grad_w_without_grad_out",
             "grad_w_with_the_wrong_sign",
             "gradients_in_wrong_order",
+            "grad_x_without_w",
         )
     },
     ("06_beyond_the_basics", "patches_the_checks"): (

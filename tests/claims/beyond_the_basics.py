@@ -5,6 +5,7 @@ from claims import Claim
 LESSON = "06_beyond_the_basics"
 
 CLAIMS = [
+    Claim(r"ignoring the flags does (\d+) times the arithmetic", r"MatMulEverything +[\d,]+ \((\d+) times\)"),
     Claim(
         r"`materialize_grads=True`, `autograd\.grad` returns (\d+) and says nothing",
         r"allow_unused=True, materialize_grads=True\) returns ([\d.]+)",
