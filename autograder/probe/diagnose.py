@@ -367,8 +367,8 @@ _ERROR_HINTS = {
         "the error but leaves the caller's tensor with its old history and a wrong gradient."
     ),
     "marked as dirty during the forward method were not returned as output": (
-        "\nLikely cause: setup_context marks the input dirty, but forward returns a new tensor. Change "
-        "the input in place and return it itself (x.mul_(2), not x * 2)."
+        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "
+        "Change the input in place and return it itself (x.mul_(2), not x * 2)."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
