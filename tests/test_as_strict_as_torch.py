@@ -125,10 +125,19 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
         ),
         _FORGED,
     ),
-    ("06_beyond_the_basics", "grad_w_without_grad_out"): (
-        frozenset({"scaledsquare_second_derivative"}),
-        _FIRST_ALREADY_WRONG,
-    ),
+    **{
+        ("06_beyond_the_basics", mutant): (
+            frozenset({"scaledsquare_second_derivative"}),
+            _FIRST_ALREADY_WRONG,
+        )
+        for mutant in (
+            "grad_x_without_grad_out",
+            "grad_w_without_grad_out",
+            "grad_w_with_the_wrong_sign",
+            "gradients_in_wrong_order",
+            "grad_x_without_w",
+        )
+    },
     ("06_beyond_the_basics", "patches_the_checks"): (
         frozenset({"scaledsquare_first_derivative", "scaledsquare_second_derivative"}),
         _FORGED,

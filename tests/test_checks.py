@@ -331,6 +331,15 @@ class ScaledCubeWrongGradX(ScaledCube):
         return grad * 3 * x**2, grad * grad_out * 3 * x
 
 
+class ScaledCubeWrongSignGradX(ScaledCube):
+    """The gradient with respect to x has its sign flipped."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_out, x = ctx.saved_tensors
+        return grad * 3 * x**2, -grad * grad_out * 6 * x
+
+
 class ScaledCubeForgetsGradOut(ScaledCube):
     """forward saves x alone, so the gradient for x lacks its factor grad_out."""
 
@@ -834,7 +843,7 @@ def test_builtin_reference_is_refused_with_a_hint_for_the_instructor():
 
 def test_input_called_grad_out_is_not_confused_with_the_gradient_fed_to_backward():
     message = failure(check_second_derivative, ProductDetached.apply, lambda grad_out, x: grad_out * x)
-    assert "grad_grad_out computed with create_graph=True does not depend on grad_out" in message
+    assert "grad_grad_out and grad_x computed with create_graph=True do not depend on grad_out" in message
 
 
 def test_wrong_forward_with_consistent_backward_fails_second_derivative_as_already_wrong():
@@ -978,6 +987,26 @@ def test_gradient_missing_a_factor_names_the_factor(function, reference, check, 
     assert "Likely cause: this derivative is missing the factor grad_out: multiplied by grad_out" in message
 
 
+class ScaledSquareForgetsW(Function):
+    """w * x**2, saving both inputs, whose grad_x leaves out the factor w it has at hand."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return w * x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, _ = ctx.saved_tensors  # w, saved, is left out below
+        return grad_out * 2 * x, grad_out * x**2
+
+
+def test_a_factor_forward_saved_is_not_blamed_on_saving():
+    message = failure(check_first_derivative, ScaledSquareForgetsW.apply, lambda x, w: w * x**2)
+    assert "missing the factor w: multiplied by w, it would be right. Forward saved w, so backward" in message
+    assert "must be saved" not in message
+
+
 def test_untracked_term_of_a_double_backward_is_named_where_its_code_tells():
     check_first_derivative(ScaledCubeNumpyInBackward.apply, scaled_cube)
     message = failure(check_second_derivative, ScaledCubeNumpyInBackward.apply, scaled_cube)
@@ -992,6 +1021,12 @@ def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_reference
         "First derivative with respect to x is wrong: ScaledCubeWrongGradX on grad_out, x of shape ()"
     )
     assert "Likely cause: the derivative formula in backward is wrong" in message
+
+
+def test_gradient_with_its_sign_flipped_is_named_as_such():
+    message = failure(check_first_derivative, ScaledCubeWrongSignGradX.apply, scaled_cube)
+    assert message.startswith("First derivative with respect to x is wrong")
+    assert "Likely cause: this derivative has the wrong sign: negated, it would be right." in message
 
 
 def test_gradients_returned_in_the_wrong_order_are_named_as_swapped():

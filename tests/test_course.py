@@ -11,6 +11,7 @@ import re
 
 import nbformat
 import pytest
+from alternatives import ALTERNATIVES
 from claims import CLAIMS
 from grading_pipeline import nbgrader_cells
 from mutants import INSTRUCTIONS, MUTANTS
@@ -115,12 +116,20 @@ def test_every_lesson_has_its_instruction_table_and_its_claims():
 @pytest.mark.parametrize("lesson", sorted(INSTRUCTIONS))
 def test_every_instruction_is_in_the_text_and_broken_by_a_mutant_that_names_it(lesson):
     """The words are the lesson's own, and test_grading pins that the mutant loses marks with feedback
-    holding its `says`: an instruction the grader does not enforce cannot hide in the table."""
+    holding its `says`: an instruction the grader does not enforce cannot hide in the table. A preference
+    maps instead to a correct answer that ignores it, which test_grading pins keeps full marks: the text
+    must then say "prefer", so that a student is not told "never" where the tests cannot tell."""
     text = " ".join(
         " ".join(cell.source for cell in _source(lesson).cells if cell.cell_type == "markdown").split()
     )
     mutants = {mutant.name: mutant for mutant in MUTANTS[lesson]}
+    alternatives = {answer.name for answer in ALTERNATIVES[lesson]}
     for instruction, name in INSTRUCTIONS[lesson].items():
         assert " ".join(instruction.split()) in text, f"{instruction!r} is not in {lesson}'s text"
-        assert name in mutants, f"{instruction!r}: {name} is not a mutant of {lesson}"
+        if name in alternatives:
+            assert "prefer" in instruction.lower(), (
+                f"{instruction!r}: {name} keeps its marks, so say 'prefer'"
+            )
+            continue
+        assert name in mutants, f"{instruction!r}: {name} is neither a mutant nor an alternative of {lesson}"
         assert mutants[name].says, f"{instruction!r}: {name} does not say what its feedback must name"

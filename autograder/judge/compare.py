@@ -198,8 +198,12 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
         hint := hints.swapped_gradients(all_grads[1], all_grads[0], names)
     ):
         return hint
+    if isinstance(got, torch.Tensor) and (hint := hints.wrong_sign(want, got)):
+        return hint
     if isinstance(got, torch.Tensor) and (
-        hint := hints.missing_factor(want, got, dict(zip(names, keep["inputs"], strict=True)))
+        hint := hints.missing_factor(
+            want, got, dict(zip(names, keep["inputs"], strict=True)), record.get("saved", ())
+        )
     ):
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
@@ -247,15 +251,19 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
     )
 
 
-def _cut_message(where: str, name: str, symptom: str, record: dict) -> str:
+def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> str:
+    """`symptom` ("require grad", "depend on x") is said of every input's gradient together: what was
+    measured is their weighted sum, and grad_w may rightly not depend on w when grad_x should."""
     cause = (
         record.get("cut_hint")
         or "Likely cause: the gradient was computed from tensors autograd did not record."
     )
+    gradients = " and ".join(f"grad_{name}" for name in names)
+    does, it = ("does", "it") if len(names) == 1 else ("do", "them")
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
-        f"grad_{name} computed with create_graph=True {symptom}, so autograd cannot differentiate it "
-        f"again (gradgradcheck would fail).\n{arrays.text(cause)}"
+        f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd cannot "
+        f"differentiate {it} again (gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
 
@@ -272,7 +280,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         inputs = keep["inputs"]
         at = f"{name} on {samples.describe(names, inputs)}"
         if not any(g["requires_grad"] is True for g in record["grads"]):
-            raise FailedCheckError(_cut_message(at, names[-1], "does not require grad", record))
+            raise FailedCheckError(_cut_message(at, names, "require grad", record))
         if "grads2_error" in record:
             hint = record.get("grads2_hint") or (
                 "\nLikely cause: the backward of a Function that backward calls returns the wrong "
@@ -297,7 +305,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             extras_hint = record.get("extras_hint")
             zero = isinstance(g, torch.Tensor) and is_zero(g)
             if label in names and zero and not extras_hint:
-                raise FailedCheckError(_cut_message(at, label, f"does not depend on {label}", record))
+                raise FailedCheckError(_cut_message(at, names, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
                 extras_hint = (
                     f"Likely cause: the gradient with respect to {label} is lost. If backward calls a "
@@ -306,7 +314,9 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 )
             hint = (
                 extras_hint
-                or hints.missing_factor(w, g, dict(zip(labels, variables, strict=True)))
+                or hints.missing_factor(
+                    w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
+                )
                 or record.get("untracked_hint")
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "

@@ -1,5 +1,7 @@
 """Likely causes the judge can read off plain numbers: the expected and the measured gradients."""
 
+from collections.abc import Collection
+
 import torch
 
 
@@ -45,9 +47,24 @@ def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names
     )
 
 
-def missing_factor(expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor]) -> str | None:
+def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
+    """A hint when a derivative is the right one negated: a sign flipped in its formula."""
+    if got.shape != expected.shape or bool((expected.detach().abs() < 1e-6).all()):
+        return None
+    if torch.allclose(got.detach(), -expected.detach(), rtol=1e-6, atol=1e-9):
+        return (
+            "Likely cause: this derivative has the wrong sign: negated, it would be right. Check the sign "
+            "of its formula in backward."
+        )
+    return None
+
+
+def missing_factor(
+    expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor], saved: Collection[str] = ()
+) -> str | None:
     """A hint when a derivative is the right one divided by one of the named tensors: a factor left out
-    of its formula, typically one that forward did not save (`6 * x` for `6 * grad_out * x`)."""
+    of its formula, typically one that forward did not save (`6 * x` for `6 * grad_out * x`). A factor
+    in `saved`, which backward had, is only named: the slip is in the formula."""
     for name, factor in factors.items():
         if factor.shape != got.shape or got.shape != expected.shape:
             continue
@@ -56,9 +73,13 @@ def missing_factor(expected: torch.Tensor, got: torch.Tensor, factors: dict[str,
         if bool(((magnitude - 1).abs() < 1e-3).any()) or bool((magnitude < 1e-3).any()):
             continue
         if torch.allclose((got * factor).detach(), expected.detach(), rtol=1e-6, atol=1e-9):
+            why = (
+                f"Forward saved {name}, so backward has it: put it back in this formula."
+                if name in saved
+                else "A tensor that backward needs must be saved by forward (ctx.save_for_backward)."
+            )
             return (
                 f"Likely cause: this derivative is missing the factor {name}: multiplied by {name}, it "
-                "would be right. A tensor that backward needs must be saved by forward "
-                "(ctx.save_for_backward)."
+                f"would be right. {why}"
             )
     return None

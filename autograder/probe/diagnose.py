@@ -144,6 +144,21 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     return None
 
 
+def saved_inputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...], names: list[str]) -> list[str]:
+    """The names of the inputs that the Function behind `output` kept for backward, with
+    save_for_backward or as ctx attributes: a factor left out of a formula is then a slip in backward,
+    not a tensor forward failed to save."""
+    node = output.grad_fn
+    if function_class(output) is None:
+        return []
+    try:
+        kept = list(node.saved_tensors)
+    except RuntimeError:  # freed by an earlier backward
+        kept = []
+    kept += [value for value in vars(node).values() if isinstance(value, torch.Tensor)]
+    return [name for name, x in zip(names, inputs, strict=True) if any(t is x for t in kept)]
+
+
 def _saved_without_history(output: torch.Tensor) -> bool:
     """True when the Function's saved tensors include one cut off from the graph the output is on."""
     try:
@@ -345,6 +360,15 @@ _ERROR_HINTS = {
     "in extra_args that has more elements than `self`": (
         "\nLikely cause: backward adds in place (grad_x += ...) into a tensor it created, which has no "
         "batch dimension under vmap; build the gradient as one new tensor: grad_x = (the sum of its terms)."
+    ),
+    "returned as-is as output is being saved for backward": (
+        "\nLikely cause: forward returns its input itself. If it changed that input in place, mark it "
+        "with ctx.mark_dirty in setup_context: a view returned instead, as the error suggests, silences "
+        "the error but leaves the caller's tensor with its old history and a wrong gradient."
+    ),
+    "marked as dirty during the forward method were not returned as output": (
+        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "
+        "Change the input in place and return it itself (x.mul_(2), not x * 2)."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "

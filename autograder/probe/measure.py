@@ -216,6 +216,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
                 or diagnose.ignored_extra_outputs(outputs[0], inputs)
                 or diagnose.wrong_output_term(outputs[0], inputs)
             )
+            record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:

@@ -5,8 +5,9 @@ from claims import Claim
 LESSON = "06_beyond_the_basics"
 
 CLAIMS = [
+    Claim(r"ignoring the flags does (\d+) times the arithmetic", r"MatMulEverything +[\d,]+ \((\d+) times\)"),
     Claim(
-        r"turn the missing gradient into zeros, it returns (\d+) and says nothing",
+        r"`materialize_grads=True`, `autograd\.grad` returns (\d+) and says nothing",
         r"allow_unused=True, materialize_grads=True\) returns ([\d.]+)",
     ),
     Claim(r"and its gradient is a silent (\d+)\.", r"ExpInPlaceAsView: .*gradient through y: \[([\d.]+),"),

@@ -6,7 +6,9 @@ loudly). `loses` names the test cells that must score zero for it.
 
 A module also lists its `INSTRUCTIONS`: each instruction or warning of the lesson's exercise text, in the
 text's own words, mapped to the mutant that breaks it. An instruction with no mutant is one no test
-enforces; a mapping makes that visible in review, and the tests check both ends.
+enforces; a mapping makes that visible in review, and the tests check both ends. A preference, which a
+correct answer may ignore, says "prefer" and maps to that answer in tests/alternatives, which keeps full
+marks.
 """
 
 import importlib

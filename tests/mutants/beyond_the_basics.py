@@ -25,6 +25,7 @@ _BACKWARD = "    @staticmethod\n    def backward(ctx, grad_out):"
 _SAVED = "x, w = ctx.saved_tensors"
 _IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
 _IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
+_IN_PLACE_SAVES = "tanhinplace_saves_its_output"
 _MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 _GRAD_X = "grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None"
 _GRAD_W = "grad_w = grad_out * x**2 if ctx.needs_input_grad[1] else None"
@@ -62,11 +63,51 @@ MUTANTS = [
         says="without multiplying by grad_out",
     ),
     _scaled_square(
+        "grad_x_without_grad_out",
+        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, "grad_x = 2 * w * x if ctx.needs_input_grad[0] else None"),
+        says="without multiplying by grad_out",
+    ),
+    _scaled_square(
+        "grad_w_with_the_wrong_sign",
+        {_FIRST, _SECOND},
+        (_GRAD_W, "grad_w = -grad_out * x**2 if ctx.needs_input_grad[1] else None"),
+        says="this derivative has the wrong sign",
+    ),
+    _scaled_square(
+        "gradients_in_wrong_order",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        ("return grad_x, grad_w", "return grad_w, grad_x"),
+        says="the gradient for w in the place of x",
+    ),
+    _scaled_square(
         "ignores_needs_input_grad",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
         (_GRAD_W, "grad_w = grad_out * x**2"),
-        says="return None in its place",
+        says="says x does not require grad: return None there",
+    ),
+    # Right wherever x requires grad, as it does whenever w is the data.
+    _scaled_square(
+        "always_computes_grad_x",
+        {_NEEDS_INPUT_GRAD},
+        (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
+        says="ctx.needs_input_grad[0] says x does not require grad",
+    ),
+    # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
+    _scaled_square(
+        "reads_the_other_inputs_flag",
+        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, _GRAD_X.replace("needs_input_grad[0]", "needs_input_grad[1]")),
+        (_GRAD_W, _GRAD_W.replace("needs_input_grad[1]", "needs_input_grad[0]")),
+        says="backward returned a tensor in x's place, but ctx.needs_input_grad[0]",
+    ),
+    # forward saved w, so the feedback blames the formula, not the saving.
+    _scaled_square(
+        "grad_x_without_w",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, "grad_x = grad_out * 2 * x if ctx.needs_input_grad[0] else None"),
+        says="missing the factor w: multiplied by w, it would be right. Forward saved w",
     ),
     _scaled_square(
         "zeros_instead_of_none",
@@ -85,6 +126,13 @@ MUTANTS = [
         "detach_in_backward",
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
+    ),
+    # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost.
+    _scaled_square(
+        "detaches_w_in_grad_x",
+        {_SECOND},
+        (_GRAD_X, "grad_x = grad_out * 2 * w.detach() * x if ctx.needs_input_grad[0] else None"),
+        says="grad_x and grad_w computed with create_graph=True do not depend on w",
     ),
     # Right one gradient at a time; under vmap (torch.func.jacrev, gradcheck's check_batched_grad) the
     # tensor it creates has no batch dimension, so adding a batch of gradients into it in place fails.
@@ -116,34 +164,60 @@ MUTANTS = [
     # The new style refuses to save an unmarked input that is returned as the output.
     _tanh_in_place(
         "forgets_mark_dirty",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
-        says="returned as-is as output is being saved for backward",
+        says="If it changed that input in place, mark it with ctx.mark_dirty",
     ),
     # mark_dirty says x was changed, so its new values must be what forward returns.
     _tanh_in_place(
         "tanhinplace_returns_a_new_tensor",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "return torch.tanh(x)"),
-        says="were not returned as output",
+        says="Change the input in place and return it itself",
+    ),
+    # Right for what it returns; the caller's tensor is left as it was.
+    _tanh_in_place(
+        "tanhinplace_out_of_place_and_unmarked",
+        {_IN_PLACE_CALLER},
+        ("return x.tanh_()", "return torch.tanh(x)"),
+        (_MARK_DIRTY, ""),
+        says="left the caller's y as it was",
+    ),
+    # Every derivative is right: only a change in place between forward and backward goes unnoticed.
+    _tanh_in_place(
+        "saves_the_output_on_ctx",
+        {_IN_PLACE_SAVES},
+        ("ctx.save_for_backward(output)", "ctx.result = output"),
+        ("(result,) = ctx.saved_tensors", "result = ctx.result"),
+        says="save the output with ctx.save_for_backward",
+    ),
+    _tanh_in_place(
+        "tanhinplace_without_grad_out",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        ("return grad_out * (1 - result**2)", "return 1 - result**2"),
+        says="without multiplying by grad_out",
     ),
     # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
     _tanh_in_place(
         "returns_a_view_instead_of_marking_dirty",
-        {_IN_PLACE_CALLER},
+        {_IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
         ("return x.tanh_()", "return x.tanh_().view_as(x)"),
+        says="so it differentiates as x * 1: mark x with ctx.mark_dirty",
     ),
 ]
 
 INSTRUCTIONS = {
     "`forward(x, w)` takes no `ctx`": "old_style_forward_with_ctx",
-    "save both with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
-    "`grad_w = grad_out * x**2`": "grad_w_without_grad_out",
-    "Compute each only if `ctx.needs_input_grad` says its input requires grad, and return `None` in its "
-    "place otherwise": "ignores_needs_input_grad",
+    "saves both inputs with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
+    "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
+    "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
+    "It computes each only if `ctx.needs_input_grad` says its input requires grad, and returns `None` in its "
+    "place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
-    "`forward(x)`: return `x.tanh_()`": "tanhinplace_returns_a_new_tensor",
-    "mark the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
+    "`forward` changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
+    "marks the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
+    "saves the output with `ctx.save_for_backward`": "saves_the_output_on_ctx",
+    "`backward` returns `grad_out` times that derivative": "tanhinplace_without_grad_out",
 }

@@ -93,10 +93,9 @@ MUTANTS = [
     ),
 ]
 
-# Saving the input with ctx.save_for_backward is what section 2 recommends, not what the tests require: a
-# Square keeping ctx.x = x is right to every order (tests/alternatives/saving_inputs.py), so the exercise
-# says "prefer" and no mutant stands for it.
 INSTRUCTIONS = {
+    # A Square keeping ctx.x = x is right to every order: the exercise can only prefer save_for_backward.
+    "prefer `ctx.save_for_backward`, as section 2 explains": "square_input_kept_on_ctx",
     "return `x**2`": "cube_with_consistent_derivatives",
     "By the chain rule that is `grad_out` times the derivative of `x**2`": "ignores_grad_out",
     "no `.detach()`": "detach_in_backward",

@@ -101,9 +101,11 @@ MUTANTS = [
     _exp("imports_the_reference", _EXP_ALL, answer="from solutions.saving_outputs import Exp  # noqa"),
 ]
 
-# Writing backward with the saved result is what the exercise prefers, not what the tests require: exp
-# computed again from a saved input is right too (tests/alternatives/saving_outputs.py).
 INSTRUCTIONS = {
+    # exp computed again from a saved input is right too: the exercise can only prefer the saved result.
+    "Prefer to write it with the saved result, taken from `ctx.saved_tensors`": (
+        "exp_recomputed_from_a_saved_input"
+    ),
     "save **it** with `ctx.save_for_backward`": "input_saved_instead_of_output",
     "`grad_out` times the derivative of `exp`": "ignores_grad_out",
     "Do not change `grad_out`": "grad_out_changed_in_place",

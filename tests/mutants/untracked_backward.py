@@ -117,10 +117,11 @@ MUTANTS = [
     ),
 ]
 
-# Saving with ctx.save_for_backward and computing forward with the kernels are what the exercise
-# recommends, not what the tests can require: inputs kept on ctx carry their history, and forward is not
-# recorded whatever computes it (tests/alternatives/untracked_backward.py).
 INSTRUCTIONS = {
+    # Inputs kept on ctx carry their history, and forward is not recorded whatever computes it: the
+    # exercise can only prefer save_for_backward and the kernels.
+    "prefer `ctx.save_for_backward`, as lesson 01 explains": "cubebackward_inputs_kept_on_ctx",
+    "prefer the kernels in forward": "cubebackward_forward_in_torch",
     "each multiplied by `grad_grad_x`": "ignores_grad_grad_x",
     "return two gradients": "returns_only_the_x_gradient",
     "for `grad_out` first and for `x` second": "gradients_in_wrong_order",
