@@ -21,8 +21,8 @@ MODULES = (
     "netfs", "fscache", "9pnet", "9pnet_virtio", "9p", "overlay",
 )  # fmt: skip
 # PID 1 of the guest: mount the shared root under a tmpfs overlay, give it what a booted system has
-# (proc, sys, devices, cgroup v2, a fresh /tmp), make it the root (a chroot would refuse user namespaces),
-# run the script there, and record how it exited.
+# (proc, sys, devices, cgroup v2; /tmp stays the overlay's, which may hold the checkout), make it the
+# root (a chroot would refuse user namespaces), run the script there, and record how it exited.
 INIT = """#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
@@ -32,7 +32,7 @@ mount -t tmpfs changes /changes; mkdir /changes/upper /changes/work
 mount -t overlay -o lowerdir=/lower,upperdir=/changes/upper,workdir=/changes/work overlay /root
 mount -t 9p -o trans=virtio,version=9p2000.L share /root/mnt
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
-mount -t cgroup2 cgroup2 /root/sys/fs/cgroup; mount -t tmpfs tmp /root/tmp
+mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
 mount -t tmpfs shm /root/dev/shm
 exec switch_root /root /bin/sh -c \
     'sh /mnt/script.sh > /mnt/output.txt 2>&1; echo $? > /mnt/status; /bin/busybox poweroff -f'

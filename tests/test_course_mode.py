@@ -160,7 +160,7 @@ def test_a_folder_that_is_not_a_course_and_an_assignment_not_generated_get_one_l
 def test_formgrader_in_a_browser_shows_the_grades_and_takes_a_manual_grade(graded, tmp_path):
     """The instructor reviews the class grader's results in formgrader (in the JupyterLab `make
     lab-instructor` serves) and adds extra credit by hand."""
-    from jupyterlab_server import chromium, jupyterlab
+    from jupyterlab_server import INSTRUCTOR_CONFIG, chromium, jupyterlab
 
     _, ours, _ = graded
     course = _copy(ours, tmp_path / "course")
@@ -168,7 +168,7 @@ def test_formgrader_in_a_browser_shows_the_grades_and_takes_a_manual_grade(grade
     with gradebook.opened(db_url) as book:
         alice = book.find_submission_notebook(LESSON, LESSON, "alice").id
     (tmp_path / "lab").mkdir()
-    with jupyterlab(course, tmp_path / "lab", instructor=True) as lab, chromium() as browser:
+    with jupyterlab(course, tmp_path / "lab", config=INSTRUCTOR_CONFIG) as lab, chromium() as browser:
         page = browser.new_page()
         # Logging in through JupyterLab's page gives the browser the cookie formgrader's API asks for.
         page.goto(f"{lab.url}/lab?token={lab.token}")
