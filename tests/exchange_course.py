@@ -1,6 +1,7 @@
 """An nbgrader course with the default file-system exchange, and students who are Unix users of their
 own: each hands in with a real `nbgrader submit` run as them and reads back with `nbgrader
-fetch_feedback`, as their JupyterLab's Assignment List would.
+fetch_feedback`, as their JupyterLab's Assignment List would; and `python -m autograder serve` on the
+course, as a process whose log lines a test waits for.
 
 As root (as in CI) the students are made once with useradd. They run the system's Python 3.11 with
 this venv's packages: the venv's own interpreter lies under root's home, which they cannot enter.
@@ -9,10 +10,16 @@ this venv's packages: the venv's own interpreter lies under root's home, which t
 import contextlib
 import os
 import pwd
+import queue
+import re
 import shutil
+import signal
 import site
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -40,6 +47,12 @@ def shared_exchange() -> Path:
     root = Path(tempfile.mkdtemp(prefix="gradgrad-exchange-", dir="/var/tmp"))
     root.chmod(0o777)
     return root
+
+
+def graded_score(course: Path, student: str) -> float:
+    """The student's score for the lesson in the course's gradebook."""
+    with gradebook.opened(f"sqlite:///{course / 'gradebook.db'}") as book:
+        return book.find_submission(LESSON, student).score
 
 
 def make_course(course: Path, exchange: Path, due: str, extra: str = "") -> None:
@@ -156,3 +169,55 @@ def make_entry(suffix):
         self.nbgrader("fetch_feedback", LESSON)
         pages = sorted((self.home / LESSON / "feedback").glob("*/*.html"))
         return [page.read_text() for page in pages]
+
+
+class Running:
+    """`python -m autograder serve --course COURSE OPTIONS` as a process, its log lines as they come."""
+
+    def __init__(self, course: Path, *options: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "autograder", "serve", "--course", str(course), *options],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
+        """The first line from now on that matches `pattern`."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(line)
+            if found := re.search(pattern, line):
+                return found
+        raise AssertionError(
+            f"no line matching {pattern!r} in {timeout} s; the service said:\n" + "\n".join(self.seen)
+        )
+
+    def drain(self) -> None:
+        """Take in every line said so far."""
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+
+    def stop(self) -> tuple[int, str, float]:
+        """SIGTERM: the exit status, what it said after, and the seconds it took."""
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        status = self.process.wait(timeout=30)
+        took = time.monotonic() - started
+        self._reader.join()
+        self.process.stderr.close()
+        rest = []
+        while not self.lines.empty():
+            rest.append(self.lines.get())
+        return status, "\n".join(rest), took

@@ -10,13 +10,10 @@ fetch_feedback` as students (4 s each, mostly imports) and the restart."""
 import html
 import json
 import os
-import queue
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +21,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from classroom import LESSON, answers_of
-from exchange_course import Student, make_course, shared_exchange
+from exchange_course import Running, Student, graded_score, make_course, shared_exchange
 from nbgrader.utils import notebook_hash
 
-from autograder.records import gradebook
 from autograder.serve.feedback import NOTE
 
 pytestmark = pytest.mark.xdist_group("serve")
@@ -38,68 +34,11 @@ PER_HOUR = 3
 GRADED = re.compile(r"graded (\S+) (\S+) ([\d.]+)/([\d.]+)(?: \(late penalty [\d.]+\))? in ([\d.]+) s")
 
 
-class Running:
-    """The service as a process, its log lines as they come."""
-
-    def __init__(self, course: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder", "serve", "--course", str(course), "--workers", "2"],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match:
-        """The first line from now on that matches `pattern`."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            self.seen.append(line)
-            if found := re.search(pattern, line):
-                return found
-        raise AssertionError(
-            f"no line matching {pattern!r} in {timeout} s; the service said:\n" + "\n".join(self.seen)
-        )
-
-    def drain(self) -> None:
-        """Take in every line said so far."""
-        while not self.lines.empty():
-            self.seen.append(self.lines.get())
-
-    def stop(self) -> tuple[int, str, float]:
-        """SIGTERM: the exit status, what it said after, and the seconds it took."""
-        started = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-        status = self.process.wait(timeout=30)
-        took = time.monotonic() - started
-        self._reader.join()
-        self.process.stderr.close()
-        rest = []
-        while not self.lines.empty():
-            rest.append(self.lines.get())
-        return status, "\n".join(rest), took
-
-
 def _children(pid: int) -> set[int]:
     found = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
         found |= {int(child) for child in (task / "children").read_text().split()}
     return found
-
-
-def _score(course: Path, student: str) -> float:
-    with gradebook.opened(f"sqlite:///{course / 'gradebook.db'}") as book:
-        return book.find_submission(LESSON, student).score
 
 
 @dataclass
@@ -118,7 +57,7 @@ def semester(tmp_path_factory):
     exchange = shared_exchange()
     make_course(course, exchange, due=DUE, extra=f"c.Serve.graded_per_hour = {PER_HOUR}\n")
     students = {name: Student(f"gg-{name}", exchange) for name in ("alice", "bob", "carol", "mallory")}
-    semester = Semester(course, students, Running(course), exchange)
+    semester = Semester(course, students, Running(course, "--workers", "2"), exchange)
     semester.service.wait_for("serving gradgrad")
     yield semester
     if semester.service.process.poll() is None:
@@ -133,7 +72,7 @@ def test_a_correct_submission_gets_full_marks_and_feedback_the_student_fetches(s
     alice.submit()
     graded = service.wait_for(r"graded gg-alice ")
     assert GRADED.fullmatch(graded.string).group(3, 4) == ("4", "4")
-    assert _score(course, "gg-alice") == 4.0
+    assert graded_score(course, "gg-alice") == 4.0
     (page,) = alice.fetched_feedback()
     assert "Score: 4.0 / 4.0" in page or "4.0 / 4.0" in page
 
@@ -145,7 +84,7 @@ def test_a_resubmission_is_graded_again_and_its_feedback_replaces_the_first(seme
     alice.submit()
     graded = GRADED.fullmatch(service.wait_for(r"graded gg-alice ").string)
     assert float(graded.group(3)) < 4
-    assert _score(course, "gg-alice") == float(graded.group(3))
+    assert graded_score(course, "gg-alice") == float(graded.group(3))
     pages = alice.fetched_feedback()
     assert len(pages) == 2
     assert pages[0] != pages[1]
@@ -161,7 +100,7 @@ def test_a_forged_entry_is_refused_and_the_named_student_keeps_their_grade(semes
     mallory.submit("--student=gg-bob")
     refused = service.wait_for(r"refused gg-bob\+")
     assert "forged: owned by gg-mallory" in refused.string
-    assert _score(course, "gg-bob") == 4.0
+    assert graded_score(course, "gg-bob") == 4.0
 
 
 def test_links_strange_files_large_notebooks_and_half_written_entries_never_reach_a_kernel(semester):
@@ -215,7 +154,7 @@ def test_a_flood_from_one_student_delays_a_classmate_by_one_grading_at_most(seme
         between.append(line)
     # Mallory's entry being graded when carol's landed, and her newest beside carol's.
     assert len(between) <= 2, between
-    assert _score(course, "gg-carol") == 4.0
+    assert graded_score(course, "gg-carol") == 4.0
     state = course / "class_grader" / "serve.json"
     while len(outcomes := _flood_outcomes(state)) < 80 or outcomes.count("collected") > 1:
         time.sleep(0.1)
@@ -310,13 +249,13 @@ def test_sigterm_while_grading_then_a_restart_grades_what_landed_meanwhile_and_n
 
     bob.answer(answers_of("detach_in_backward"))
     bob.submit()
-    semester.service = restarted = Running(course)
+    semester.service = restarted = Running(course, "--workers", "2")
     restarted.wait_for("serving gradgrad")
     regraded = {line.split()[1] for line in restarted.seen if line.endswith("after a restart")}
     # Carol's, stopped mid-grading; bob's, landed meanwhile; mallory's, held by the hourly limit.
     assert regraded == {"gg-carol", "gg-bob", "gg-mallory"}
-    assert _score(course, "gg-bob") < 4
-    assert _score(course, "gg-carol") < 4
+    assert graded_score(course, "gg-bob") < 4
+    assert graded_score(course, "gg-carol") < 4
     assert len(carol.fetched_feedback()) == 2
     again = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", "--course", str(course), LESSON, "--workers", "1"],

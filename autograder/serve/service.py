@@ -206,7 +206,6 @@ class Service:
                 self.state.graded(each.entry.student, now)
                 self.state.mark(each.entry.name, "graded")
                 self.release(each.entry.student, assignment, landed=each.landed)
-            self.write_status(time.time())
 
     def grade_assignment(self, assignment: str, students: frozenset[str] | None) -> set[tuple[str, str]]:
         """Grade what is stale of the students' submissions (every student's with None) as `grade
