@@ -215,7 +215,7 @@ def test_summary_is_printed_and_report_has_its_three_plots(mixed):
     out, stdout, _ = mixed
     assert "square_second_derivative" in stdout
     assert "grades.csv" in stdout
-    assert (out / "report.html").read_text().count('src="data:image/png;base64,') == 3
+    assert (out / "report.html").read_text().count('src="data:image/svg+xml;base64,') == 3
 
 
 def test_nbgrader_export_reads_the_gradebook_with_the_same_totals(mixed):
