@@ -21,6 +21,7 @@ from autograder.__main__ import main
 from autograder.course.layout import SOURCE
 from autograder.course.nbgrader_cli import run_nbgrader
 from autograder.records.results import Status, read_csv
+from autograder.sandbox import cgroup
 from autograder.wire.verdict import WIDTH
 
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
@@ -214,7 +215,7 @@ def test_summary_is_printed_and_report_has_its_three_plots(mixed):
     out, stdout, _ = mixed
     assert "square_second_derivative" in stdout
     assert "grades.csv" in stdout
-    assert (out / "report.html").read_text().count('src="data:image/png;base64,') == 3
+    assert (out / "report.html").read_text().count('src="data:image/svg+xml;base64,') == 3
 
 
 def test_nbgrader_export_reads_the_gradebook_with_the_same_totals(mixed):
@@ -334,6 +335,27 @@ def test_grading_is_refused_where_the_kernel_cannot_confine_student_code(tmp_pat
 def _one_student(root: Path) -> Path:
     write_submission(root / "submitted", "alice", submission(LESSON, answers_of("solution")))
     return root / "submitted"
+
+
+def test_a_run_leaves_none_of_its_notebooks_cgroups_behind(tmp_path):
+    """Each notebook's processes live in a cgroup named for the run. When the run ends none is left: not
+    even the one its worker had already set up for a next notebook that never came."""
+    assert cgroup.problem() is None, "run as root (as CI does): notebooks get cgroups"
+    command = grade_command(_one_student(tmp_path), tmp_path / "out", "--workers", "1")
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def the_runs() -> set[Path]:
+        return {
+            group for parent in cgroup._parents().values() for group in parent.glob(f"gradgrad-{run.pid}-*")
+        }
+
+    seen = set()
+    while run.poll() is None:
+        seen |= the_runs()
+        time.sleep(0.01)
+    assert run.returncode == 0
+    assert seen, "the run's notebooks had cgroups"
+    assert the_runs() == set()
 
 
 def test_a_bug_of_the_graders_prints_one_line_and_keeps_the_traceback_in_error_log(

@@ -94,16 +94,17 @@ def report(tmp_path_factory) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def png_images(document: str) -> list[bytes]:
+def svg_images(document: str) -> list[bytes]:
     return [
-        base64.b64decode(data) for data in re.findall(r'<img src="data:image/png;base64,([^"]+)"', document)
+        base64.b64decode(data)
+        for data in re.findall(r'<img src="data:image/svg\+xml;base64,([^"]+)"', document)
     ]
 
 
 def test_report_is_one_file_with_three_embedded_plots(report):
-    images = png_images(report)
+    images = svg_images(report)
     assert len(images) == 3
-    assert all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images)
+    assert all(image.startswith(b"<?xml") and b"<svg" in image for image in images)
     assert "<script" not in report
     assert re.search(r"""(?:src|href)=["'](?!data:)""", report) is None, "no external assets"
 
@@ -143,7 +144,9 @@ def test_report_escapes_everything_that_comes_from_rows(tmp_path):
     assert "<q>" not in document
     assert "<i>report" not in document
     assert html.escape(hostile) in document
-    assert len(png_images(document)) == 3, "a '$' in a label is text, not a formula"
+    images = svg_images(document)
+    assert len(images) == 3, "a '$' in a label is text, not a formula"
+    assert all(b"<script" not in image for image in images), "a label is text inside the plots too"
 
 
 def test_report_without_failures_says_so_instead_of_a_chart(tmp_path):
@@ -151,7 +154,7 @@ def test_report_without_failures_says_so_instead_of_a_chart(tmp_path):
     path = tmp_path / "report.html"
     write_report(rows, path)
     document = path.read_text(encoding="utf-8")
-    assert len(png_images(document)) == 2
+    assert len(svg_images(document)) == 2
     assert "No failures" in document
     assert "Graded in" not in document
 

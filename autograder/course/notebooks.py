@@ -51,12 +51,15 @@ class GradingCourse:
     def __init__(self, root: Path, source: Path = SOURCE, db_url: str | None = None) -> None:
         self.root, self.source = root, source
         self.db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
+        self._unregistered: dict[str, str] = {}
         put_nbgrader_tools_on_path()
 
     def prepare(self, versions: dict[str, str], registered: dict[str, str]) -> dict[str, str]:
-        """Register each lesson of `versions` (assignment: version) in the gradebook, as its source is
-        now, and return what is registered. A lesson registered at another version is removed first,
-        with its submissions' grades: every notebook of it is graded again."""
+        """Make the folder an nbgrader course directory whose gradebook holds each lesson of `versions`
+        (assignment: version) that is registered at that version, and return those. A lesson registered
+        at another version is removed, with its submissions' grades: every notebook of it is graded
+        again. The lessons missing are registered by `register`, each just before its first notebook is
+        graded, so that the first notebook is not kept waiting for every lesson's registration."""
         write_config(self.root, extra=_EXPORT_CONFIG)
         if not (self.root / "gradebook.db").exists():
             gradebook.create(self.db_url)
@@ -66,10 +69,18 @@ class GradingCourse:
                 if registered.get(assignment) != versions[assignment]:
                     book.remove_assignment(assignment)
                     known.discard(assignment)
-        for assignment in sorted(versions.keys() - known):
-            shutil.rmtree(self.root / "source" / assignment, ignore_errors=True)
-            add_lesson(self.root, assignment)
-        return registered | versions
+        self._unregistered = {a: versions[a] for a in versions.keys() - known}
+        return {a: registered[a] for a in registered if a in known or a not in versions}
+
+    def register(self, assignment: str) -> dict[str, str]:
+        """Register `assignment` in the gradebook, as its source is now, if `prepare` found it missing:
+        {assignment: version} when it did so, for the caller to record, else {}."""
+        version = self._unregistered.pop(assignment, None)
+        if version is None:
+            return {}
+        shutil.rmtree(self.root / "source" / assignment, ignore_errors=True)
+        add_lesson(self.root, assignment)
+        return {assignment: version}
 
     def forget(self, student: str, assignment: str) -> None:
         """Take a submission no longer handed in out of the folder, as if it had never been graded."""

@@ -65,7 +65,7 @@ class GradingPlugin(WorkerPlugin):
         with self._lock:
             self._closed = True
             while not self._idle.empty():
-                self._idle.get().stop()
+                self._idle.get().finish()
 
     def grade(self, job: dict) -> list[dict] | str:
         if self.refusal:
@@ -77,7 +77,7 @@ class GradingPlugin(WorkerPlugin):
         finally:
             with self._lock:
                 if self._closed:
-                    grading_worker.stop()
+                    grading_worker.finish()
                 else:
                     self._idle.put(grading_worker)
 

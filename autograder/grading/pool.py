@@ -15,6 +15,8 @@ from autograder.wire.protocol import read_message, write_message
 
 # A worker enforces every time limit itself; this much longer and the worker is presumed stuck.
 _WORKER_GRACE = 60.0
+# A worker told there are no more jobs ends its waiting notebook and exits within this; else it is killed.
+_FINISH_GRACE = 5.0
 
 
 class _Worker:
@@ -62,10 +64,21 @@ class _Worker:
             os.killpg(self._process.pid, signal.SIGKILL)
 
     def stop(self) -> None:
+        """End the worker now: it is stuck, or its notebook must not finish."""
         self.kill()
         self._process.wait()
         self._process.stdin.close()
         self._process.stdout.close()
+
+    def finish(self) -> None:
+        """End the worker once it has no job: told there are no more (its job pipe closes), its child
+        waiting for one ends the notebook it had set up, cgroup included, and the worker exits. Killed
+        instead, that notebook's cgroup would outlive the run."""
+        with contextlib.suppress(BrokenPipeError):
+            self._process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(_FINISH_GRACE)
+        self.stop()
 
 
 class WorkerPool:
@@ -90,14 +103,14 @@ class WorkerPool:
                 tag, job = item
                 self.results.put((tag, worker.grade(job)))
         finally:
-            worker.stop()
+            worker.finish()
 
     def submit(self, tag, job: dict) -> None:
         self.jobs.put((tag, job))
 
     def close(self, now: bool = False) -> None:
-        """Stop the workers once their notebooks are done, or `now`: killed mid-notebook, with the
-        cgroups their notebooks could not remove."""
+        """Stop the workers once their notebooks are done, or `now`: killed mid-notebook. Then remove
+        the cgroups that notebooks of killed workers could not remove (the run's name is on them)."""
         for _ in self._threads:
             self.jobs.put(None)
         if now:
@@ -106,8 +119,7 @@ class WorkerPool:
                     worker.kill()
         for thread in self._threads:
             thread.join()
-        if now:
-            cgroup.remove_leftovers(self._settings["group"])
+        cgroup.remove_leftovers(self._settings["group"])
 
     def __enter__(self) -> "WorkerPool":
         return self

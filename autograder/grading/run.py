@@ -10,6 +10,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -34,8 +35,11 @@ class _Run:
         pool: WorkerPool,
         settings: dict,
         finished: dict[tuple[str, ...], Recorded],
+        registered: Callable[[dict[str, str]], None],
     ) -> None:
         self.course, self.journal, self.pool = course, journal, pool
+        # Called with {assignment: version} when a lesson is registered in the gradebook.
+        self.registered = registered
         self.finished = finished
         self.bases: dict[tuple[str, ...], dict[str, str]] = {}
         self.in_flight: dict[tuple[str, ...], tuple[Submission, nbformat.NotebookNode]] = {}
@@ -65,6 +69,8 @@ class _Run:
     def _feed(self, waiting) -> None:
         """Keep every worker busy while holding few sanitized notebooks in memory."""
         while len(self.in_flight) < 2 * self.pool.size and (submission := next(waiting, None)):
+            if lesson := self.course.register(submission.assignment):
+                self.registered(lesson)
             if submission.path is None:
                 reason = f"{submission.notebook}.ipynb was not handed in"
                 self._done(submission, self.course.record_unusable(*submission.key, Status.MISSING, reason))
@@ -111,11 +117,16 @@ def grade(target: Target, pool, stream=sys.stderr, report: bool = True) -> list[
     course = _course(target, stream)
     run_file.lessons = course.prepare(target.versions, run_file.lessons)
     run_file.save(out)
+
+    def registered(lesson: dict[str, str]) -> None:
+        run_file.lessons |= lesson
+        run_file.save(out)
+
     for student, assignment in sorted({key[:2] for key in work.forgotten}):
         course.forget(student, assignment)
     target.journal.rewrite(work.kept)
     settings = {name: target.options[name] for name in ("seed", "cell_timeout", "notebook_timeout")}
-    run = _Run(course, target.journal, pool, settings, dict(work.kept))
+    run = _Run(course, target.journal, pool, settings, dict(work.kept), registered)
     # The report's plotting library loads while the main thread mostly waits for the workers' results.
     loading = threading.Thread(target=importlib.import_module, args=("autograder.records.report",))
     if report:

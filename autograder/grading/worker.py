@@ -117,7 +117,7 @@ def _run_and_forget(shell: executor.ExecutorShell, cell: str) -> None:
 
 
 def warm_up_later(shell: executor.ExecutorShell) -> None:
-    """The warm-ups only some lessons need, paid once in the template while a child grades."""
+    """The warm-ups only some lessons need, paid once in the template while its first child grades."""
     _run_and_forget(shell, _LATER_WARM_UP_CELL)
     gc.freeze()
 
@@ -373,15 +373,19 @@ def grade_notebook(notebook: Notebook, job: dict) -> list[dict]:
     return results
 
 
-def _grade_one(shell: executor.ExecutorShell, settings: dict, requests, replies) -> int:
-    """In a child of the template: one notebook. Its executor is forked before the job is read. A
-    failure of the grader's own (the sandbox could not be set up, say) is the notebook's outcome, with
-    its reason, as a string: the pool records it and the worker goes on with the next notebook."""
+def _grade_one(shell: executor.ExecutorShell, settings: dict, requests, replies, taken: int) -> int:
+    """In a child of the template: one notebook. Its executor is forked before the job is read; once
+    the job is read, a byte on `taken` tells the template to set up the next child. A failure of the
+    grader's own (the sandbox could not be set up, say) is the notebook's outcome, with its reason, as a
+    string: the pool records it and the worker goes on with the next notebook."""
     try:
         notebook = Notebook(shell, settings)
     except Exception as error:  # noqa: BLE001 - said in the outcome of the job it would have graded
         notebook, failure = None, f"the grader could not start this notebook: {type(error).__name__}: {error}"
     job = read_message(requests)
+    if job is not None:
+        os.write(taken, b".")
+    os.close(taken)
     if job is None:
         if notebook is not None:
             notebook.close()
@@ -404,25 +408,42 @@ def main() -> None:
     requests, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     _silence_stdio()
     shell = warm_up()
-    later = True
     # The template never reads a job: each notebook is graded by a child of its own, so no later
     # notebook's executor is forked from memory that held another student's cells or a test's source.
+    # The next child is forked as soon as the current one has taken its job: it sets up its confined
+    # executor while the current notebook runs, and waits for the job that follows (the pool sends a
+    # worker one job at a time, so two children never read the pipe at once).
+    child, taken = _fork_child(shell, settings, requests, replies)
+    warm_up_later(shell)
     while True:
-        child = os.fork()
-        if child == 0:
-            code = 1
-            try:
-                code = _grade_one(shell, settings, requests, replies)
-            finally:
-                os._exit(code)
-        if later:
-            warm_up_later(shell)
-            later = False
+        took_a_job = os.read(taken, 1) == b"."
+        os.close(taken)
+        following = _fork_child(shell, settings, requests, replies) if took_a_job else None
         _, status = os.waitpid(child, 0)
         if os.waitstatus_to_exitcode(status) != 0:
-            # End of jobs, or a grading child that failed: the pool restarts a worker that stopped.
+            # End of jobs, or a grading child that failed: the pool restarts a worker that stopped,
+            # and the child waiting for a job ends with the worker's process group.
             return
+        child, taken = following
+
+
+def _fork_child(shell: executor.ExecutorShell, settings: dict, requests, replies) -> tuple[int, int]:
+    """A grading child, and the pipe on which it says it has taken its job (or closes, having none)."""
+    taken_read, taken_write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(taken_read)
+            code = _grade_one(shell, settings, requests, replies, taken_write)
+        finally:
+            os._exit(code)
+    os.close(taken_write)
+    return child, taken_read
 
 
 if __name__ == "__main__":
     main()
+    # Nothing is left to flush (results leave as whole messages), and tearing down torch's interpreter
+    # state would cost a third of a second of every run's end, while the pool waits for this exit.
+    os._exit(0)

@@ -10,8 +10,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from matplotlib import rc_context
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import LinearSegmentedColormap, Normalize
 from matplotlib.figure import Figure
@@ -172,11 +173,15 @@ def _failures_by_reason(rows: list[QuestionResult]) -> list[tuple[str, list[Ques
     return sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _png(figure: Figure) -> str:
-    """The figure as a data URI; the Agg canvas is attached here, so pyplot's global state is untouched."""
+def _svg(figure: Figure) -> str:
+    """The figure as a data URI, in SVG with its text kept as text: sharp at any zoom, its labels
+    searchable, and drawn in about half the time a PNG takes to rasterise its glyphs, which is time an
+    instructor waits at the end of every run. The SVG canvas is attached here, so pyplot's global state
+    is untouched; a fixed salt makes the same plot the same bytes."""
     buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_figure(buffer, format="png", dpi=100, bbox_inches="tight")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradgrad"}):
+        FigureCanvasSVG(figure).print_figure(buffer, format="svg", bbox_inches="tight")
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _bar_figure(labels: list[str], height_per_bar: float) -> tuple[Figure, Axes]:
@@ -201,7 +206,7 @@ def _question_labels(summaries: list[_QuestionSummary]) -> list[str]:
     ]
 
 
-def _score_distribution_png(summaries: list[_QuestionSummary]) -> str:
+def _score_distribution_svg(summaries: list[_QuestionSummary]) -> str:
     """One bar per question, split into the share of submissions at each score, labelled with it."""
     figure, axes = _bar_figure(_question_labels(summaries), 0.4)
     for y, summary in enumerate(summaries):
@@ -217,10 +222,10 @@ def _score_distribution_png(summaries: list[_QuestionSummary]) -> str:
     colorbar = figure.colorbar(ScalarMappable(Normalize(0, 1), _SCORE_COLORS), ax=axes, fraction=0.04)
     colorbar.set_label("score / max score")
     colorbar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    return _png(figure)
+    return _svg(figure)
 
 
-def _pass_rate_png(summaries: list[_QuestionSummary]) -> str:
+def _pass_rate_svg(summaries: list[_QuestionSummary]) -> str:
     figure, axes = _bar_figure(_question_labels(summaries), 0.4)
     axes.barh(range(len(summaries)), [s.pass_rate for s in summaries], color=_PASS_COLOR)
     for y, summary in enumerate(summaries):
@@ -231,10 +236,10 @@ def _pass_rate_png(summaries: list[_QuestionSummary]) -> str:
     axes.set_xticks([0, 0.25, 0.5, 0.75, 1])
     axes.xaxis.set_major_formatter(PercentFormatter(1.0))
     axes.set_xlabel("submissions with full marks")
-    return _png(figure)
+    return _svg(figure)
 
 
-def _reasons_png(top: list[tuple[str, list[QuestionResult]]]) -> str:
+def _reasons_svg(top: list[tuple[str, list[QuestionResult]]]) -> str:
     labels = [textwrap.fill(text, 60, max_lines=3, placeholder=" …") for text, _ in top]
     figure, axes = _bar_figure(labels, 0.7)
     counts = [len(failures) for _, failures in top]
@@ -244,7 +249,7 @@ def _reasons_png(top: list[tuple[str, list[QuestionResult]]]) -> str:
     axes.set_xlim(0, max(counts) * 1.1)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("questions scored below full marks")
-    return _png(figure)
+    return _svg(figure)
 
 
 def _image(uri: str, alt: str) -> str:
@@ -264,8 +269,8 @@ def _summary_section(rows: list[QuestionResult], summaries: list[_QuestionSummar
     if not summaries:
         return section + "\n<p>No question was graded.</p>"
     return (
-        f"{section}\n<h2>Score distribution</h2>\n{_image(_score_distribution_png(summaries), 'scores')}\n"
-        f"<h2>Pass rate</h2>\n{_image(_pass_rate_png(summaries), 'pass rate per question')}"
+        f"{section}\n<h2>Score distribution</h2>\n{_image(_score_distribution_svg(summaries), 'scores')}\n"
+        f"<h2>Pass rate</h2>\n{_image(_pass_rate_svg(summaries), 'pass rate per question')}"
     )
 
 
@@ -285,7 +290,7 @@ def _reasons_section(rows: list[QuestionResult]) -> str:
     return (
         f"{heading}\n<p>{_plural(failures, 'question')} scored below full marks, for "
         f"{_plural(len(by_reason), 'distinct reason')}; the {len(top)} most frequent:</p>\n"
-        f"{_image(_reasons_png(top), 'failure reasons')}\n"
+        f"{_image(_reasons_svg(top), 'failure reasons')}\n"
         f"{_html_table(('reason class', 'questions', 'one example'), body)}"
     )
 
