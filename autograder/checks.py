@@ -56,9 +56,17 @@ def _hide_grader_frames() -> None:
     shell.set_custom_exc((AssertionError,), show)
 
 
+def _in_a_notebook() -> bool:
+    """Whether this process runs IPython: a notebook's kernel, or an IPython shell."""
+    ipython = sys.modules.get("IPython")
+    return ipython is not None and ipython.get_ipython() is not None
+
+
 _checker = CheckerProcess()
-# Importing this module starts the checker, so torch is loading there while the student reads on.
-_checker.start()
+# In a notebook, importing this module starts the checker, so torch is loading there while the student
+# reads on. Elsewhere (a grading worker, which judges test cells itself) it starts at the first check.
+if _in_a_notebook():
+    _checker.start()
 atexit.register(_checker.stop)
 
 

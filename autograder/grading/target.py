@@ -62,18 +62,27 @@ class Target:
         """How workers confine notebooks: what they may use, the folders kept from them, and the name
         the run's cgroups carry (so that a stopped run removes those its killed notebooks left)."""
         excluded = [self.submitted, self.out] + ([self.course] if self.course else [])
-        return sandbox_settings(self.limits, excluded)
+        source = self.course / "source" if self.course else SOURCE
+        lessons = {submission.assignment for submission, _ in self.work.todo}
+        return sandbox_settings(self.limits, excluded, any(uses_torch_func(a, source) for a in lessons))
 
 
-def sandbox_settings(limits: Limits, excluded: list[Path]) -> dict:
+def sandbox_settings(limits: Limits, excluded: list[Path], warm_torch_func: bool = True) -> dict:
     """How workers confine notebooks under `limits`, the folders besides the course's own that they
-    never see, and the name this process's cgroups carry."""
+    never see, and the name this process's cgroups carry; `warm_torch_func` when a lesson to grade
+    uses torch.func, whose first use the workers then pay once, not each notebook."""
     return {
         "memory_mb": limits.memory_mb,
         "excluded": [str(COURSE_DIRECTORY), *map(str, excluded)],
         "trusted": limits.trusted,
         "group": f"{os.getpid()}-",
+        "warm_torch_func": warm_torch_func,
     }
+
+
+def uses_torch_func(assignment: str, source: Path = SOURCE) -> bool:
+    """Whether the lesson's notebooks (its answers and its tests) use torch.func."""
+    return any("torch.func" in path.read_text() for path in (source / assignment).glob("*.ipynb"))
 
 
 EVERYONE = Selection()
