@@ -58,8 +58,16 @@ class Mutant:
     cell: str
     edits: tuple[tuple[str, str], ...] = ()
     answer: str | None = None
-    # What the feedback on a question it loses must say: the mistake's name, where a test pins it.
-    says: str = ""
+    # What the feedback on a question it loses must say: the mistake's name, where a test pins it; several
+    # phrases where its questions name it each in their own words.
+    says: str | tuple[str, ...] = ""
+    # Graded by plain nbgrader as well: a mistake whose test runs differently in the student's own kernel.
+    by_nbgrader: bool = False
+
+    @property
+    def phrases(self) -> tuple[str, ...]:
+        """What the feedback must say, phrase by phrase."""
+        return (self.says,) if isinstance(self.says, str) else self.says
 
     def apply(self, solution: dict[str, str]) -> dict[str, str]:
         """The solution's answers with this mistake made in `cell`."""
@@ -73,14 +81,16 @@ class Mutant:
 def mistakes_in(cell: str, loses: Iterable[str] | None = None) -> Callable[..., Mutant]:
     """A maker of mutants that edit the answer cell `cell`.
 
-    Called as `mistake(name, loses, *edits, answer=None, says="")`; when every mutant of the cell loses
-    the same test cells, pass them here and call `mistake(name, *edits, answer=None, says="")`.
+    Called as `mistake(name, loses, *edits, answer=None, says="", by_nbgrader=False)`; when every mutant of
+    the cell loses the same test cells, pass them here and call `mistake(name, *edits, ...)`.
     """
     if loses is not None:
         fixed = frozenset(loses)
-        return lambda name, *edits, answer=None, says="": Mutant(name, fixed, cell, edits, answer, says)
-    return lambda name, lost, *edits, answer=None, says="": Mutant(
-        name, frozenset(lost), cell, edits, answer, says
+        return lambda name, *edits, answer=None, says="", by_nbgrader=False: Mutant(
+            name, fixed, cell, edits, answer, says, by_nbgrader
+        )
+    return lambda name, lost, *edits, answer=None, says="", by_nbgrader=False: Mutant(
+        name, frozenset(lost), cell, edits, answer, says, by_nbgrader
     )
 
 

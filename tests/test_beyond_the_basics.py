@@ -230,6 +230,31 @@ def test_a_float_output_without_derivative_needs_the_mark_to_refuse_differentiat
         torch.testing.assert_close(autograd.grad(inside.sum(), x)[0], torch.zeros_like(x))
 
 
+def test_an_integer_output_has_no_grad_fn_without_the_mark() -> None:
+    class MaxWithIndex(torch.autograd.Function):
+        @staticmethod
+        def forward(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return x.max(dim=-1)
+
+        @staticmethod
+        def setup_context(ctx: FunctionCtx, inputs: tuple, output: tuple) -> None:
+            ctx.save_for_backward(output[1])
+            ctx.input_shape = inputs[0].shape
+
+        @staticmethod
+        def backward(ctx: FunctionCtx, grad_values: torch.Tensor, grad_index: torch.Tensor) -> torch.Tensor:
+            (index,) = ctx.saved_tensors
+            grad_x = grad_values.new_zeros(ctx.input_shape)
+            return grad_x.scatter(-1, index.unsqueeze(-1), grad_values.unsqueeze(-1))
+
+    x = make_x((2, 3))
+    values, index = MaxWithIndex.apply(x)
+    assert values.requires_grad
+    assert not index.requires_grad
+    assert index.grad_fn is None
+    assert autograd.gradgradcheck(MaxWithIndex.apply, (x,))
+
+
 def _block(x: torch.Tensor) -> torch.Tensor:
     return torch.sin(x) * x
 
@@ -369,6 +394,18 @@ def test_without_mark_dirty_the_callers_tensor_keeps_its_old_history() -> None:
         autograd.grad(out.sum(), x, retain_graph=True)[0], 2 * torch.exp(2 * x.detach())
     )
     torch.testing.assert_close(autograd.grad(y.sum(), x)[0], torch.full_like(x, 2.0))
+
+
+def test_torch_func_differentiates_tanh_in_place_of_a_copy_twice() -> None:
+    second = grad(grad(lambda point: TanhInPlace.apply(point.clone())))
+    x = make_x((4,)).detach()
+    got = torch.stack([second(point) for point in x])
+    torch.testing.assert_close(got, -2 * torch.tanh(x) * _tanh_slope(x))
+
+
+def test_torch_func_refuses_an_in_place_function_whose_forward_takes_ctx() -> None:
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        grad(lambda point: _ExpInPlace.apply(point.clone()))(make_x(()).detach())
 
 
 def test_new_style_refuses_to_save_an_unmarked_input_returned_as_output() -> None:

@@ -376,6 +376,36 @@ def test_a_wrong_gradient_with_no_cut_in_the_code_names_no_cut():
     assert "constant to autograd:" not in message
 
 
+class DoubleWithAWrongBackward(torch.autograd.Function):
+    """2x, whose backward gives 3."""
+
+    @staticmethod
+    def forward(x):
+        return 2 * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return 3 * grad_out
+
+
+def doubled_less_one(x):
+    return DoubleWithAWrongBackward.apply(x) - 1
+
+
+def test_a_wrong_gradient_through_a_function_blames_its_backward_alone():
+    """The code leaves the graph nowhere: the only cause left is the backward of the Function on the way."""
+    message = failure(doubled_less_one, lambda x: 2 * x - 1, a_parameter)
+    assert (
+        "Likely cause: the backward of DoubleWithAWrongBackward, which the result runs through, returns a "
+        "wrong derivative: check its formula" in message
+    )
+    assert "did not record" not in message
+
+
 def gradients_of_x_only(x, w):
     return 2 * w * x, None
 

@@ -50,12 +50,18 @@ def _bundles(lesson: str) -> dict[str, list]:
 
 def _students(lesson: str) -> list[str]:
     """Every notebook the class grader grades for the lesson."""
-    return [*_graded_by_nbgrader(lesson), *(rewrite.name for rewrite in _rewrites(lesson))]
+    return [_SOLUTION, _RELEASE, *_bundles(lesson), *(rewrite.name for rewrite in _rewrites(lesson))]
+
+
+def _mutants_by_nbgrader(lesson: str) -> list[str]:
+    """The mutants plain nbgrader grades too: those whose test runs differently in the student's kernel."""
+    return [mutant.name for mutant in MUTANTS[lesson] if mutant.by_nbgrader]
 
 
 def _graded_by_nbgrader(lesson: str) -> list[str]:
-    """The notebooks plain nbgrader grades too: every one that must score full marks or zero."""
-    return [_SOLUTION, _RELEASE, *_bundles(lesson)]
+    """The notebooks plain nbgrader grades too: every one that must score full marks or zero, and the
+    mutants chosen to be."""
+    return [_SOLUTION, _RELEASE, *_bundles(lesson), *_mutants_by_nbgrader(lesson)]
 
 
 def _answers(lesson: str, student: str) -> dict[str, str]:
@@ -120,6 +126,21 @@ def test_untouched_release_scores_zero(lesson, student, grades):
 def test_alternative_answers_score_full_marks(lesson, student, grades):
     assert grades.cells[student] == grades.max_points, [answer.name for answer in _bundles(lesson)[student]]
     assert grades.exported_totals[student] == grades.max_total
+
+
+@pytest.mark.parametrize(("lesson", "student"), _cases(_mutants_by_nbgrader))
+def test_mutant_loses_the_marks_for_its_mistake_under_nbgrader(lesson, student, grades):
+    """As the class grader pins below: the lost questions score zero, their errors naming the mistake (in
+    lines wrapped to the notebook's width)."""
+    mutant = next(mutant for mutant in MUTANTS[lesson] if mutant.name == student)
+    assert {cell: grades.cells[student][cell] for cell in mutant.loses} == dict.fromkeys(mutant.loses, 0)
+    shown = " ".join(
+        " ".join(output.get("evalue", "").split())
+        for cell in grades.notebooks[student].cells
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in mutant.loses
+        for output in cell.get("outputs", [])
+    )
+    assert all(phrase in shown for phrase in mutant.phrases), shown
 
 
 @pytest.mark.parametrize(("lesson", "student"), _cases(lambda lesson: [_RELEASE]))
@@ -216,4 +237,5 @@ def test_class_grader_gives_each_alternative_answer_full_marks(lesson, student, 
 @pytest.mark.parametrize(("lesson", "mutant"), _mutant_cases(lambda mutant: bool(mutant.says)))
 def test_feedback_names_the_mutants_mistake(lesson, mutant, class_grades):
     reasons = {question: class_grades[(lesson, mutant.name)][question].reason for question in mutant.loses}
-    assert any(mutant.says in reason for reason in reasons.values()), reasons
+    for phrase in mutant.phrases:
+        assert any(phrase in reason for reason in reasons.values()), (phrase, reasons)

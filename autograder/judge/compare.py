@@ -465,11 +465,17 @@ def _why_constant(measurement: dict) -> tuple[list[str], str]:
     return causes, advice
 
 
-def _differentiated_otherwise(causes: list[str]) -> str:
+def _differentiated_otherwise(causes: list[str], functions: list[str]) -> str:
     """Why a result of the right value has the wrong gradient: a part autograd takes as a constant, for the
-    causes the answer's code can have; without one, a derivative rule on the way is wrong as well."""
+    causes the answer's code can have; without one, the backward of a Function on the way, where the
+    result runs through one; else a derivative rule on the way is wrong as well."""
     if causes:
         return f"part of the result is a constant to autograd: {'; or '.join(causes)}"
+    if functions:
+        return (
+            f"the backward of {' or '.join(functions)}, which the result runs through, returns a wrong "
+            "derivative: check its formula"
+        )
     return (
         "autograd differentiates it otherwise than its value says: part of it was computed from tensors "
         "autograd did not record, or a Function it runs through has a wrong backward"
@@ -484,6 +490,8 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     targets = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
     flow = measurement["flow"]
     causes, advice = _why_constant(measurement)
+    listed = measurement.get("functions")
+    functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
     cause = "; or ".join(causes) or "it was computed from tensors autograd did not record"
     if flow.get("requires_grad") is False or flow.get("missing") is True:
         raise FailedCheckError(
@@ -504,7 +512,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
             raise FailedCheckError(
                 f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
-                f"{problem}. Likely cause: {_differentiated_otherwise(causes)}.{advice}"
+                f"{problem}. Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
             )
 
 

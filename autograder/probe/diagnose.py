@@ -87,6 +87,23 @@ def ways_out_of_the_graph(function) -> dict:
     }
 
 
+def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
+    """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
+    of the graph in the code, a wrong gradient is one of theirs."""
+    names: list[str] = []
+    seen, pending = set(), [output.grad_fn for output in outputs]
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        cls = getattr(node, "_forward_cls", None)
+        if cls is not None and cls.__name__ not in names:
+            names.append(cls.__name__)
+        pending.extend(following for following, _ in node.next_functions)
+    return names
+
+
 def cut_from_graph(output: torch.Tensor) -> str:
     """Why grad_x came out of backward disconnected from x, from the most to the least specific."""
     cls = function_class(output)

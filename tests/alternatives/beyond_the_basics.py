@@ -41,23 +41,6 @@ ALTERNATIVES = [
         (_GRADS, "        if grad_out is None:\n            return None, None\n" + _GRADS),
     ),
     _tanh_in_place(
-        "old_style_tanhinplace",
-        answer='''class TanhInPlace(torch.autograd.Function):
-    """tanh(x) written into x, in the old style: forward marks x dirty and saves the result."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mark_dirty(x)
-        result = x.tanh_()
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        (result,) = ctx.saved_tensors
-        return grad_out * (1 - result**2)''',
-    ),
-    _tanh_in_place(
         "tanhinplace_by_copy",
         ("return x.tanh_()", "return x.copy_(torch.tanh(x))"),
     ),

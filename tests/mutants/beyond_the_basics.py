@@ -24,11 +24,13 @@ _OLD_STYLE_FORWARD = "def forward(ctx, x, w):\n        ctx.save_for_backward(x, 
 _BACKWARD = "    @staticmethod\n    def backward(ctx, grad_out):"
 _SAVED = "x, w = ctx.saved_tensors"
 _IN_PLACE_DERIVATIVES = "tanhinplace_derivatives"
+_IN_PLACE_TORCH_FUNC = "tanhinplace_torch_func"
 _IN_PLACE_CALLER = "tanhinplace_updates_the_caller"
 _IN_PLACE_SAVES = "tanhinplace_saves_its_output"
 _MARK_DIRTY = "        ctx.mark_dirty(x)\n"
 _GRAD_X = "grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None"
 _GRAD_W = "grad_w = grad_out * x**2 if ctx.needs_input_grad[1] else None"
+_IN_PLACE_SLOPE = "return grad_out * (1 - result**2)"
 
 
 _scaled_square = mistakes_in("scaledsquare")
@@ -56,6 +58,13 @@ MUTANTS = [
         (_SAVED, "x, w = ctx.x, ctx.w"),
         says="ctx.save_for_backward",
     ),
+    # The copies have no history either, so the second derivatives are lost with the version check.
+    _scaled_square(
+        "saves_copies_of_the_inputs",
+        {_SAVES, _SECOND, _TORCH_FUNC},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x.clone(), w.clone())"),
+        says="forward saved a copy of x (as x.clone() makes), not x itself",
+    ),
     _scaled_square(
         "grad_w_without_grad_out",
         {_FIRST, _SECOND},
@@ -78,7 +87,7 @@ MUTANTS = [
         "gradients_in_wrong_order",
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return grad_w, grad_x"),
-        says="the gradient for w in the place of x",
+        says=("the gradient for w in the place of x", "backward returns the gradients in the wrong order"),
     ),
     _scaled_square(
         "ignores_needs_input_grad",
@@ -100,7 +109,10 @@ MUTANTS = [
         {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
         (_GRAD_X, _GRAD_X.replace("needs_input_grad[0]", "needs_input_grad[1]")),
         (_GRAD_W, _GRAD_W.replace("needs_input_grad[1]", "needs_input_grad[0]")),
-        says="backward returned a tensor in x's place, but ctx.needs_input_grad[0]",
+        says=(
+            "backward returned a tensor in x's place, but ctx.needs_input_grad[0]",
+            "it reads the flags swapped, needs_input_grad[1] (w's flag) for x",
+        ),
     ),
     # forward saved w, so the feedback blames the formula, not the saving.
     _scaled_square(
@@ -161,6 +173,27 @@ MUTANTS = [
         _ALL,
         answer="from solutions.beyond_the_basics import ScaledSquare  # noqa",
     ),
+    # Fine for torch.autograd, refused by torch.func, in the student's kernel as by the class grader.
+    _tanh_in_place(
+        "old_style_tanhinplace",
+        {_IN_PLACE_TORCH_FUNC},
+        answer='''class TanhInPlace(torch.autograd.Function):
+    """tanh(x) written into x, in the old style: forward marks x dirty and saves the result."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        result = x.tanh_()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return grad_out * (1 - result**2)''',
+        says="torch.func refuses TanhInPlace: its forward takes ctx",
+        by_nbgrader=True,
+    ),
     # The new style refuses to save an unmarked input that is returned as the output.
     _tanh_in_place(
         "forgets_mark_dirty",
@@ -192,9 +225,22 @@ MUTANTS = [
         says="save the output with ctx.save_for_backward",
     ),
     _tanh_in_place(
+        "saves_a_copy_of_the_output",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_SAVES},
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
+        says="forward saved a copy of the output (as output.clone() makes), not the output itself",
+    ),
+    # The value is right: only the feedback on the caller's gradient can blame the backward alone.
+    _tanh_in_place(
+        "tanhinplace_wrong_derivative",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
+        says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative",
+    ),
+    _tanh_in_place(
         "tanhinplace_without_grad_out",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
-        ("return grad_out * (1 - result**2)", "return 1 - result**2"),
+        (_IN_PLACE_SLOPE, "return 1 - result**2"),
         says="without multiplying by grad_out",
     ),
     # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
@@ -216,7 +262,8 @@ INSTRUCTIONS = {
     "place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
-    "`forward` changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
+    "`forward(x)` takes no `ctx`, and": "old_style_tanhinplace",
+    "changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
     "marks the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
     "saves the output with `ctx.save_for_backward`": "saves_the_output_on_ctx",
     "`backward` returns `grad_out` times that derivative": "tanhinplace_without_grad_out",
