@@ -136,6 +136,7 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "grad_w_with_the_wrong_sign",
             "gradients_in_wrong_order",
             "grad_x_without_w",
+            "grad_w_with_grad_xs_formula",
         )
     },
     ("06_beyond_the_basics", "patches_the_checks"): (

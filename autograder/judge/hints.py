@@ -20,12 +20,19 @@ def ignores_grad_out(
 
 
 def swapped_gradients(got, expected, names: list[str]) -> str | None:
-    """A hint when backward returns right gradients in the wrong order (only with two or more inputs)."""
+    """A hint when backward returns right gradients in the wrong order (only with two or more inputs): two
+    places each hold the other's gradient. One place holding another's value is a wrong formula there, such
+    as grad_w computed with grad_x's, which the order of the return would not fix."""
     if len(names) < 2 or any(g is None or e is None for g, e in zip(got, expected, strict=True)):
         return None
-    for i, g in enumerate(got):
-        for j, e in enumerate(expected):
-            if i != j and g.shape == e.shape and torch.allclose(g.detach(), e.detach(), rtol=1e-6, atol=1e-9):
+
+    def holds(i: int, j: int) -> bool:
+        g, e = got[i], expected[j]
+        return g.shape == e.shape and torch.allclose(g.detach(), e.detach(), rtol=1e-6, atol=1e-9)
+
+    for i in range(len(got)):
+        for j in range(len(expected)):
+            if i != j and holds(i, j) and holds(j, i):
                 return (
                     f"Likely cause: backward returns the gradient for {names[j]} in the place of {names[i]}. "
                     "Return one gradient per input, in the order forward takes its inputs."

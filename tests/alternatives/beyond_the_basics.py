@@ -40,6 +40,12 @@ ALTERNATIVES = [
         (_SETUP_CONTEXT, "        ctx.set_materialize_grads(False)\n        ctx.save_for_backward(*inputs)"),
         (_GRADS, "        if grad_out is None:\n            return None, None\n" + _GRADS),
     ),
+    # The flags a backward may read off the inputs it saved, as ScaledSquare's saves both.
+    _scaled_square(
+        "scaledsquare_reads_requires_grad_of_its_saved_inputs",
+        ("ctx.needs_input_grad[0]", "x.requires_grad"),
+        ("ctx.needs_input_grad[1]", "w.requires_grad"),
+    ),
     _tanh_in_place(
         "tanhinplace_by_copy",
         ("return x.tanh_()", "return x.copy_(torch.tanh(x))"),

@@ -83,6 +83,13 @@ MUTANTS = [
         (_GRAD_W, "grad_w = -grad_out * x**2 if ctx.needs_input_grad[1] else None"),
         says="this derivative has the wrong sign",
     ),
+    # The right order with a wrong formula in w's place: the feedback blames that formula, not the order.
+    _scaled_square(
+        "grad_w_with_grad_xs_formula",
+        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        (_GRAD_W, "grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None"),
+        says=("First derivative with respect to w is wrong", "the derivative formula in backward is wrong"),
+    ),
     _scaled_square(
         "gradients_in_wrong_order",
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
@@ -194,12 +201,16 @@ MUTANTS = [
         says="torch.func refuses TanhInPlace: its forward takes ctx",
         by_nbgrader=True,
     ),
-    # The new style refuses to save an unmarked input that is returned as the output.
+    # The new style refuses to save an unmarked input that is returned as the output; so does torch.func, and
+    # its feedback names that, not the style of forward.
     _tanh_in_place(
         "forgets_mark_dirty",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
-        says="If it changed that input in place, mark it with ctx.mark_dirty",
+        says=(
+            "If it changed that input in place, mark it with ctx.mark_dirty",
+            "without marking that input with ctx.mark_dirty",
+        ),
     ),
     # mark_dirty says x was changed, so its new values must be what forward returns.
     _tanh_in_place(
@@ -237,6 +248,13 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
         says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative",
     ),
+    # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
+    _tanh_in_place(
+        "tanhinplace_backward_with_the_wrong_sign",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        (_IN_PLACE_SLOPE, "return grad_out * (result**2 - 1)"),
+        says="the first derivative 1 - tanh(x)**2 with the wrong sign",
+    ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
@@ -258,8 +276,12 @@ INSTRUCTIONS = {
     "saves both inputs with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
     "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
-    "It computes each only if `ctx.needs_input_grad` says its input requires grad, and returns `None` in its "
-    "place otherwise": "always_computes_grad_x",
+    "It computes each only if its input requires grad, and returns `None` in its place otherwise": (
+        "always_computes_grad_x"
+    ),
+    "prefer `ctx.needs_input_grad` to the saved tensors' `.requires_grad`": (
+        "scaledsquare_reads_requires_grad_of_its_saved_inputs"
+    ),
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
     "`forward(x)` takes no `ctx`, and": "old_style_tanhinplace",
