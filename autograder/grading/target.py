@@ -62,8 +62,8 @@ class Target:
         """How workers confine notebooks: what they may use, the folders kept from them, and the name
         the run's cgroups carry (so that a stopped run removes those its killed notebooks left)."""
         excluded = [self.submitted, self.out] + ([self.course] if self.course else [])
-        source = self.course / "source" if self.course else SOURCE
         lessons = {submission.assignment for submission, _ in self.work.todo}
+        source = lessons_source(self.course)
         return sandbox_settings(self.limits, excluded, any(uses_torch_func(a, source) for a in lessons))
 
 
@@ -80,7 +80,12 @@ def sandbox_settings(limits: Limits, excluded: list[Path], warm_torch_func: bool
     }
 
 
-def uses_torch_func(assignment: str, source: Path = SOURCE) -> bool:
+def lessons_source(course: Path | None) -> Path:
+    """Where the lessons' source notebooks are: the instructor's course directory's, or the course's."""
+    return course / "source" if course else SOURCE
+
+
+def uses_torch_func(assignment: str, source: Path) -> bool:
     """Whether the lesson's notebooks (its answers and its tests) use torch.func."""
     return any("torch.func" in path.read_text() for path in (source / assignment).glob("*.ipynb"))
 
@@ -136,7 +141,7 @@ def _open(
     course: Path | None = None,
     only: str | None = None,
 ) -> Target:
-    source = course / "source" if course else SOURCE
+    source = lessons_source(course)
     if out.exists() and not out.is_dir():
         raise GradingError(f"--out {out} is a file; name a folder for the grades")
     try:
