@@ -422,3 +422,19 @@ def test_an_item_that_should_be_none_is_named():
 
     message = failure(gradients_of_both, gradients_of_x_only, x_and_w)
     assert message.startswith("Item 1 of the result of gradients_of_both should be None, not a Tensor.")
+
+
+def through_zero(gen):
+    return (torch.linspace(-1, 1, 3, dtype=torch.float64),)
+
+
+def test_nan_where_an_argument_is_zero_names_a_division_by_it():
+    """2x written as 2 * x**2 / x is nan at x = 0 alone: the argument that is 0 there names the division."""
+    message = failure(lambda x: 2 * x**2 / x, lambda x: 2 * x, through_zero)
+    assert "got nan at index [1]" in message
+    assert "Likely cause: a division by x, which is 0 there" in message
+
+
+def test_a_wrong_finite_value_where_an_argument_is_zero_names_no_division():
+    message = failure(lambda x: 3 * x + 1, lambda x: 2 * x, through_zero)
+    assert "division" not in message

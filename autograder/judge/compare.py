@@ -361,12 +361,13 @@ def compare_result(name, names, expected, measurement, where) -> None:
 
 def _compare_result_value(name: str, expected: dict, got: dict) -> None:
     """The returned value; a wrong one equal to what a known mistake returns is told with its cause."""
+    arguments = expected.get("arguments", {})
     try:
-        _compare_returned(name, expected["result"], got, "the result")
+        _compare_returned(name, expected["result"], got, "the result", arguments)
     except FailedCheckError as failure:
         for mistake in expected.get("mistakes", []):
             try:
-                _compare_returned(name, mistake["result"], got, "the result")
+                _compare_returned(name, mistake["result"], got, "the result", arguments)
             except FailedCheckError:
                 continue
             raise FailedCheckError(f"{failure}\nLikely cause: {arrays.text(mistake['cause'])}") from None
@@ -381,14 +382,15 @@ def _kind(tree: dict) -> str:
     return "None" if tree["type"] == "NoneType" else f"a {tree['type']}"
 
 
-def _compare_returned(name: str, want: dict, got: dict, label: str) -> None:
-    """Same structure, and every tensor or number in it equal to the reference's."""
+def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: dict) -> None:
+    """Same structure, and every tensor or number in it equal to the reference's; `arguments`, the
+    tensors the function was called with, can name why a tensor in it is wrong."""
     title = f"{label[0].upper()}{label[1:]}"
     if "items" in want and want["type"] in ("tuple", "list"):
         if "items" not in got or len(got["items"]) != len(want["items"]):
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
         for index, (w, g) in enumerate(zip(want["items"], got["items"], strict=True)):
-            _compare_returned(name, w, g, f"item {index} of the result")
+            _compare_returned(name, w, g, f"item {index} of the result", arguments)
         return
     if _node(want) is None:
         if _node(got) is not None and label == "the result":
@@ -398,8 +400,11 @@ def _compare_returned(name: str, want: dict, got: dict, label: str) -> None:
         if _node(got) is not None:
             raise FailedCheckError(f"{title} of {name} should be None, not {_kind(got)}.")
         return
+    hint = ""
     if "tensor" in want:
         problem = mismatch(want["tensor"], _node(got), [], [])
+        if problem and isinstance(_node(got), torch.Tensor):
+            hint = hints.divides_by_zero(want["tensor"], _node(got), arguments) or ""
     elif "tensor" in got or "number" in got:
         value = got.get("number")
         if "tensor" in got and got["tensor"].numel() == 1:
@@ -410,7 +415,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str) -> None:
     else:
         problem = f"got {_kind(got)} instead of a number"
     if problem:
-        raise FailedCheckError(f"{title} of {name} is wrong: {problem}.")
+        raise FailedCheckError(f"{title} of {name} is wrong: {problem}." + (f"\n{hint}" if hint else ""))
 
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:

@@ -4,6 +4,8 @@ from collections.abc import Collection
 
 import torch
 
+from autograder.wire.tensors import first_difference
+
 
 def ignores_grad_out(
     expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
@@ -88,5 +90,22 @@ def missing_factor(
             return (
                 f"Likely cause: this derivative is missing the factor {name}: multiplied by {name}, it "
                 f"would be right. {why}"
+            )
+    return None
+
+
+def divides_by_zero(
+    expected: torch.Tensor, got: torch.Tensor, arguments: dict[str, torch.Tensor]
+) -> str | None:
+    """A hint when the first wrong element is nan or inf where a finite one is expected, and an argument of
+    the same shape is 0 there: a formula that divides by it, such as a derivative written as out / x."""
+    index = first_difference(expected, got)
+    if index is None or not bool(torch.isfinite(expected[index])) or bool(torch.isfinite(got[index])):
+        return None
+    for name, argument in arguments.items():
+        if argument.shape == got.shape and float(argument[index]) == 0:
+            return (
+                f"Likely cause: a division by {name}, which is 0 there (as in a backward that writes a "
+                f"derivative as out / {name}): write the formula without dividing by {name}."
             )
     return None

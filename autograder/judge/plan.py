@@ -103,6 +103,12 @@ def plan_result(
     if len(args) != len(names):
         return {"names": names, "probe": probe, "expected": {"arity": len(args), "builder": builder_name}}
     leaves = samples.leaves(args, names)
+    # Where a wrong result is nan or inf, an argument that is 0 there tells of a division by it.
+    arguments = {
+        label: arg.detach().clone()
+        for label, arg in zip(names, args, strict=True)
+        if isinstance(arg, torch.Tensor)
+    }
     result = reference(*args)
     expected = {
         "builder": builder_name,
@@ -110,6 +116,7 @@ def plan_result(
         "result": arrays.tree(result),
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
         "mistakes": _mistaken(mistakes or {}, builder, seed),
+        "arguments": arguments,
     }
     tensors = samples.tensors(result)
     flow = [index for index, tensor in enumerate(tensors) if tensor.requires_grad]

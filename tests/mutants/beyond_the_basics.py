@@ -128,6 +128,16 @@ MUTANTS = [
         (_GRAD_X, "grad_x = grad_out * 2 * x if ctx.needs_input_grad[0] else None"),
         says="missing the factor w: multiplied by w, it would be right. Forward saved w",
     ),
+    # Right wherever x is not 0: the visible tests' x runs through 0, where out / x is nan.
+    _scaled_square(
+        "grad_x_divides_the_output_by_x",
+        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, w, output)"),
+        (_SAVED, "x, w, out = ctx.saved_tensors"),
+        (_GRAD_X, _GRAD_X.replace("grad_out * 2 * w * x", "grad_out * 2 * out / x")),
+        says="a division by x, which is 0 there",
+        by_nbgrader=True,
+    ),
     _scaled_square(
         "zeros_instead_of_none",
         {_NEEDS_INPUT_GRAD},
@@ -254,6 +264,15 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (result**2 - 1)"),
         says="the first derivative 1 - tanh(x)**2 with the wrong sign",
+    ),
+    # The formula is right for x, but the input it saved is the tensor forward overwrote with tanh(x).
+    _tanh_in_place(
+        "tanhinplace_takes_tanh_of_the_overwritten_input",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
+        says="forward overwrote x in place, so the saved tensor holds tanh(x), not x",
+        by_nbgrader=True,
     ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",
