@@ -244,6 +244,47 @@ def test_created_gradebook_opens_in_nbgrader_without_running_alembic(tmp_path, m
         ]
 
 
+_STOPPED_WHILE_CLOSING = """
+import sys
+from unittest import mock
+from sqlalchemy.engine.default import DefaultDialect
+from autograder.records import gradebook
+gradebook.create(sys.argv[1])
+try:
+    with mock.patch.object(DefaultDialect, "do_close", side_effect=KeyboardInterrupt):
+        with gradebook.opened(sys.argv[1]) as book:
+            book.assignments
+except KeyboardInterrupt:
+    print("stopped", file=sys.stderr)
+"""
+
+
+def test_a_stop_while_the_gradebook_closes_stops_the_command_without_a_traceback(tmp_path):
+    """A Ctrl-C that lands while SQLAlchemy closes the gradebook's connection is logged by SQLAlchemy
+    with a traceback before it goes on up to the command, which says in one line that it stopped. The
+    stop must still reach the command, and the one line be all there is."""
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    closed = subprocess.run(
+        [sys.executable, "-c", _STOPPED_WHILE_CLOSING, db_url], capture_output=True, text=True, timeout=60
+    )
+    assert closed.stderr == "stopped\n"
+
+
+def test_sqlalchemy_errors_that_are_no_stop_are_still_printed(tmp_path):
+    """What the stop's record is dropped from is SQLAlchemy's log, not its errors: a connection that
+    fails to close is still said, as Python says it when nothing configures logging."""
+    script = _STOPPED_WHILE_CLOSING.replace("KeyboardInterrupt", "OSError('disk gone')")
+    closed = subprocess.run(
+        [sys.executable, "-c", script, f"sqlite:///{tmp_path / 'gradebook.db'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Exception closing connection" in closed.stderr
+    assert "OSError: disk gone" in closed.stderr
+    assert "stopped" not in closed.stderr
+
+
 # --- executor --------------------------------------------------------------------------------------
 
 _EXECUTOR_CELLS = {

@@ -1,6 +1,7 @@
 """Opening nbgrader's gradebook from the grading run, quickly and quietly."""
 
 import contextlib
+import logging
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,23 @@ def create(db_url: str) -> None:
     """Create an empty gradebook, stamped with its schema revision like nbgrader stamps it."""
     with stamped_in_process(), opened(db_url):
         pass
+
+
+class _StopsUnlogged(logging.Handler):
+    """SQLAlchemy's log as Python prints it when no one configures logging, less one kind of record:
+    a stop (Ctrl-C, SIGTERM) that lands while SQLAlchemy closes a connection is logged by it with a
+    traceback, then raised on. The command that was stopped says so in one line; the traceback would
+    only bury it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and not issubclass(record.exc_info[0], Exception):
+            return
+        logging.lastResort.handle(record)
+
+
+# Every gradebook this process opens, through `opened` or nbgrader's API, logs to the same logger.
+logging.getLogger("sqlalchemy").addHandler(_StopsUnlogged(logging.WARNING))
+logging.getLogger("sqlalchemy").propagate = False
 
 
 @contextlib.contextmanager
