@@ -3,13 +3,15 @@ releasing a lesson, against its budgets, beside plain nbgrader measured in the s
 
 - the first line on screen: seconds from the command's start to its first line;
 - a run's fixed cost: one student's three solved lessons graded with `--workers 1`, the command's wall
-  time less the seconds its cells (test cells included) took, from `timing.json`; nbgrader's
+  time less the seconds its cells (test cells included) took, from `timing.json`, the median of
+  BENCH_RUNS runs (default 5), with their spread; nbgrader's
   `autograde` of the same notebooks, less the same cells' time, is the baseline;
 - `make release`: every lesson generated from scratch, and `python -m autograder release` when no
   source changed.
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -62,6 +64,18 @@ def _grade(submitted: Path, out: Path) -> tuple[float, float, float]:
     return first_line, wall, json.loads((out / "timing.json").read_text())["cell_seconds"]
 
 
+def _runs(submitted: Path, root: Path, runs: int) -> tuple[float, float, float, str]:
+    """The median run of `runs` (by fixed cost): its first line, fixed cost and cells' seconds, and the
+    spread of the fixed cost. One run alone says as much about the machine's other work as the grader."""
+    measured = []
+    for run in range(runs):
+        first_line, wall, cells = _grade(submitted, root / f"out-{run}")
+        measured.append((first_line, wall - cells, cells))
+    measured.sort(key=lambda figures: figures[1])
+    spread = f"(median of {runs}; {measured[0][1]:.2f} to {measured[-1][1]:.2f} s)"
+    return *measured[len(measured) // 2], spread
+
+
 def _nbgrader_autograde(submitted: Path, course: Path) -> float:
     write_config(course)
     for lesson in LESSONS:
@@ -83,8 +97,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         submitted = _one_student(root / "submitted")
-        first_line, wall, cells = _grade(submitted, root / "out")
-        fixed = wall - cells
+        first_line, fixed, cells, spread = _runs(submitted, root, int(os.environ.get("BENCH_RUNS", "5")))
         nbgrader_fixed = _nbgrader_autograde(submitted, root / "nbgrader") - cells
         started = time.perf_counter()
         generate(root / "release")
@@ -92,17 +105,17 @@ def main() -> int:
     unchanged = _seconds([sys.executable, "-m", "autograder", "release"])
 
     figures = [
-        ("first line on screen", first_line, FIRST_LINE_BUDGET_S),
-        (f"fixed cost of a run ({len(LESSONS)} notebooks)", fixed, FIXED_COST_BUDGET_S),
-        (f"release of {len(assignments())} lessons", release, RELEASE_BUDGET_S),
-        ("release, no source changed", unchanged, UNCHANGED_RELEASE_BUDGET_S),
+        ("first line on screen", first_line, FIRST_LINE_BUDGET_S, ""),
+        (f"fixed cost of a run ({len(LESSONS)} notebooks)", fixed, FIXED_COST_BUDGET_S, f"  {spread}"),
+        (f"release of {len(assignments())} lessons", release, RELEASE_BUDGET_S, ""),
+        ("release, no source changed", unchanged, UNCHANGED_RELEASE_BUDGET_S, ""),
     ]
-    for label, value, budget in figures:
-        print(f"{label + ':':<40}{judged(value, budget)}")
+    for label, value, budget, note in figures:
+        print(f"{label + ':':<40}{judged(value, budget)}{note}")
     print(f"{'  its cells and checks:':<40}{cells:7.2f} s")
     baseline = f"{nbgrader_fixed:7.2f} s  ({nbgrader_fixed / fixed:.1f}x ours)"
     print(f"{'  nbgrader autograde, less the cells:':<40}{baseline}")
-    return 0 if all(value <= budget for _, value, budget in figures) else 1
+    return 0 if all(value <= budget for _, value, budget, _ in figures) else 1
 
 
 if __name__ == "__main__":
