@@ -139,6 +139,7 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "grad_w_with_grad_xs_formula",
         )
     },
+    ("06_beyond_the_basics", "detaches_grad_x"): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT),
     ("06_beyond_the_basics", "patches_the_checks"): (
         frozenset({"scaledsquare_first_derivative", "scaledsquare_second_derivative"}),
         _FORGED,

@@ -336,6 +336,39 @@ def test_answer_that_changes_its_arguments_is_told_to_work_on_a_copy():
     )
 
 
+class ScaleInPlace(torch.autograd.Function):
+    """x * w written into x, which setup_context marks dirty: the caller's x gets this Function's history."""
+
+    @staticmethod
+    def forward(x, w):
+        return x.mul_(w)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_dirty(inputs[0])
+        ctx.save_for_backward(inputs[1])
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (w,) = ctx.saved_tensors
+        return grad_out * w, None
+
+
+def data_and_a_weight(gen):
+    """x, like data, requires no grad; w does."""
+    return torch.ones(3, dtype=torch.float64), torch.full((3,), 2.0, dtype=torch.float64, requires_grad=True)
+
+
+def test_answer_whose_function_changes_an_argument_in_place_is_told_to_build_a_new_tensor():
+    message = failure(ScaleInPlace.apply, lambda x, w: x * w, data_and_a_weight, name="ScaleInPlace")
+    assert message == (
+        "ScaleInPlace gave the caller's x a history (a grad_fn): a Function's forward changed x in place, "
+        "and its setup_context marked it with ctx.mark_dirty. A Function that is not meant to change its "
+        "input builds its result as a new tensor (x * y, not x.mul_(y)); one meant to work in place is "
+        "applied to a copy (x.clone())."
+    )
+
+
 def test_differentiating_with_respect_to_a_tensor_without_grad_names_the_cure():
     message = failure(penalty_differentiating_points_that_do_not_require_grad, penalty, critic_and_points)
     assert "One of the differentiated Tensors does not require grad" in message

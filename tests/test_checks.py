@@ -569,6 +569,14 @@ class SquareKillsItself(Square):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+class SquareCrashes(Square):
+    """forward ends the process it runs in as a crash in native code does."""
+
+    @staticmethod
+    def forward(ctx, x):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
 class KillsTheChecker(Square):
     """forward kills the checker process that forked it, then ends its own."""
 
@@ -1193,11 +1201,15 @@ def test_endless_forward_times_out_and_the_checker_still_works():
     [
         pytest.param(SquareExits.apply, "exit code 3", id="os_exit"),
         pytest.param(SquareKillsItself.apply, "SIGKILL", id="sigkill"),
+        pytest.param(SquareCrashes.apply, "SIGSEGV", id="sigsegv"),
     ],
 )
 def test_forward_ending_its_process_is_reported_and_the_checker_still_works(function, cause):
     message = failure(check_forward, function, square)
     assert message.startswith(f"Your code ended the checker process ({cause}) before it could answer.")
+    # Each way of ending is told only its own causes: a crash in native code is no call to sys.exit.
+    assert ("sys.exit" in message) == cause.startswith("exit code")
+    assert ("crashed in native code" in message) == (cause == "SIGSEGV")
     check_forward(Square.apply, square)
 
 

@@ -24,7 +24,7 @@ from autograder.judge import compare, plan
 from autograder.probe import measure
 from autograder.wire import arrays
 from autograder.wire.protocol import read_message, write_message
-from autograder.wire.verdict import Verdict
+from autograder.wire.verdict import Verdict, ended_early
 
 # Unpickles what `autograder.checks` pickled, which registers torch._C._functions to travel by name.
 sys.modules.setdefault("torch._C._functions", torch._C._functions)
@@ -111,15 +111,7 @@ def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float):
         os.close(reply_fd)
     _, status = os.waitpid(pid, 0)
     if not chunks:
-        cause = (
-            signal.Signals(os.WTERMSIG(status)).name
-            if os.WIFSIGNALED(status)
-            else f"exit code {os.WEXITSTATUS(status)}"
-        )
-        raise ChildFailedError(
-            f"Your code ended the checker process ({cause}) before it could answer. "
-            "Does it call sys.exit, os._exit, or use too much memory?"
-        )
+        raise ChildFailedError(ended_early(status))
     try:
         return arrays.unpack(b"".join(chunks))
     except ValueError:

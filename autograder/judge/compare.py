@@ -344,7 +344,14 @@ def compare_result(name, names, expected, measurement, where) -> None:
     if "error" in measurement:
         raise FailedCheckError(arrays.text(measurement["error"]))
     before, after = measurement["flags_before"], measurement["flags_after"]
-    for label, flag, now in zip(names, before, after, strict=True):
+    for label, flag, now, history in zip(names, before, after, measurement["histories_after"], strict=True):
+        if now and not flag and history:
+            raise FailedCheckError(
+                f"{name} gave the caller's {label} a history (a grad_fn): a Function's forward changed "
+                f"{label} in place, and its setup_context marked it with ctx.mark_dirty. A Function that "
+                f"is not meant to change its input builds its result as a new tensor (x * y, not "
+                f"x.mul_(y)); one meant to work in place is applied to a copy ({label}.clone())."
+            )
         if flag is not now:
             raise FailedCheckError(
                 f"{name} changed {label}.requires_grad from {flag} to {now}: it modified the caller's "

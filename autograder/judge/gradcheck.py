@@ -59,8 +59,10 @@ def _batched(run: _Check, measured: dict) -> None:
             "expression of torch operations on the incoming gradient and the saved tensors."
         )
         raise run.fails(
-            "fed a batch of incoming gradients at once under vmap, as torch.func's vmap and jacrev do "
-            f"(its check_batched_grad), {run.runs} raised {arrays.text(measured['error'])}{hint}"
+            "fed a batch of incoming gradients at once under vmap (its check_batched_grad, as "
+            "torch.autograd.grad(..., is_grads_batched=True) and "
+            "torch.autograd.functional.jacobian(..., vectorize=True) do), "
+            f"{run.runs} raised {arrays.text(measured['error'])}{hint}"
         )
     vmapped, looped = measured["vmapped"], measured["looped"]
     if not all(isinstance(t, torch.Tensor) for t in (*vmapped, *looped)):

@@ -109,19 +109,21 @@ def cut_from_graph(output: torch.Tensor) -> str:
     cls = function_class(output)
     if cls is None:
         return "Likely cause: the gradient was computed from tensors autograd did not record."
+    # The new style fills ctx in setup_context, which records no graph either.
+    where = "forward" if cls.setup_context is torch.autograd.Function.setup_context else "setup_context"
     kept = sorted(name for name, value in vars(output.grad_fn).items() if isinstance(value, torch.Tensor))
     if kept:
         listed = ", ".join(f"ctx.{name}" for name in kept)
         kind = "plain attributes" if len(kept) > 1 else "a plain attribute"
         return (
-            f"Likely cause: forward kept {listed} as {kind}. forward runs without recording "
+            f"Likely cause: {where} kept {listed} as {kind}. {where} runs without recording "
             "a graph, so a tensor it computed carries no history, and backward's result built from it "
             "cannot be differentiated again. Save inputs and outputs with ctx.save_for_backward; "
             "return an intermediate as an extra output (and save that)."
         )
     if _saved_without_history(output):
         return (
-            "Likely cause: forward saved a tensor with no history: an intermediate it computed (forward "
+            f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
             "records nothing), or a .detach()ed or .clone()d copy. Save the inputs and outputs "
             "themselves; return an intermediate as an extra output and save that very tensor."
         )
@@ -379,9 +381,24 @@ _ERROR_HINTS = {
         "batch dimension under vmap; build the gradient as one new tensor: grad_x = (the sum of its terms)."
     ),
     "returned as-is as output is being saved for backward": (
-        "\nLikely cause: forward returns its input itself. If it changed that input in place, mark it "
-        "with ctx.mark_dirty in setup_context: a view returned instead, as the error suggests, silences "
-        "the error but leaves the caller's tensor with its old history and a wrong gradient."
+        "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
+        "A Function that is not meant to change its input builds its result as a new tensor (x * y, not "
+        "x.mul_(y)) and leaves the caller's tensor alone. Only a Function meant to work in place marks "
+        "that input with ctx.mark_dirty in setup_context; a view returned instead, as the error suggests, "
+        "silences the error but leaves the caller's tensor with its old history and a wrong gradient."
+    ),
+    "a leaf Variable that requires grad has been used in an in-place operation": (
+        "\nLikely cause: a tensor that requires grad and has no history (a leaf, such as a test's input) "
+        "was changed in place, which autograd refuses. If a Function's setup_context marks that input "
+        "with ctx.mark_dirty, its forward changed it: a Function that is not meant to change its input "
+        "builds its result as a new tensor (x * y, not x.mul_(y)), and one meant to work in place is "
+        "applied to a copy (x.clone()). Otherwise change a copy, not the leaf."
+    ),
+    "Batching rule not implemented for aten::detach": (
+        "\nLikely cause: backward calls .detach() on the incoming gradient or on a gradient computed from "
+        "it. Fed a batch of incoming gradients, backward works on batched tensors, which vmap cannot "
+        "detach, so torch's gradcheck with check_batched_grad=True fails on it too; and a detached "
+        "gradient cannot be differentiated again. Return the gradient as computed, without .detach()."
     ),
     "marked as dirty during the forward method were not returned as output": (
         "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "

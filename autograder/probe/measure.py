@@ -471,6 +471,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         "leaves": [label for label, _ in leaves],
         "flags_before": flags,
         "flags_after": [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args],
+        # A caller's tensor given a history was changed in place by a Function that marked it dirty.
+        "histories_after": [isinstance(arg, torch.Tensor) and arg.grad_fn is not None for arg in args],
         "result": arrays.tree(result),
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
     }

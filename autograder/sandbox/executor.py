@@ -25,6 +25,7 @@ import autograder.checks
 from autograder.probe import measure
 from autograder.wire import arrays
 from autograder.wire.protocol import read_message, write_message
+from autograder.wire.verdict import ended_early
 
 # What one cell may print or display before the rest is cut: a student who prints in a loop keeps a
 # readable notebook, and the grader's memory stays bounded.
@@ -196,15 +197,7 @@ def probe(shell: ExecutorShell, request: dict) -> bytes:
     elif chunks:
         return b"".join(chunks)
     else:
-        cause = (
-            signal.Signals(os.WTERMSIG(status)).name
-            if os.WIFSIGNALED(status)
-            else f"exit code {os.WEXITSTATUS(status)}"
-        )
-        message = (
-            f"Your code ended the checker process ({cause}) before it could answer. "
-            "Does it call sys.exit, os._exit, or use too much memory?"
-        )
+        message = ended_early(status)
     return arrays.pack({"refused": message})
 
 

@@ -1,6 +1,8 @@
 """What a check says about a student's answer: passed or not, and why."""
 
 import json
+import os
+import signal
 import textwrap
 from dataclasses import asdict, dataclass
 
@@ -8,6 +10,30 @@ from dataclasses import asdict, dataclass
 # the feedback, the report. Its first line follows the name of the error, as a notebook shows it.
 WIDTH = 88
 SHOWN_AFTER = "AssertionError: "
+
+
+# Signals that end a process which crashed in native code (torch's C++), not one Python code asked for.
+_CRASHES = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT}
+
+
+def ended_early(status: int) -> str:
+    """What a student reads when the process running their code ended before it answered, `status` as
+    os.waitpid gives it: only the causes that way of ending can have."""
+    if not os.WIFSIGNALED(status):
+        return _ended(f"exit code {os.WEXITSTATUS(status)}", "Does it call sys.exit or os._exit?")
+    ended_by = signal.Signals(os.WTERMSIG(status))
+    if ended_by not in _CRASHES:
+        return _ended(ended_by.name, "Does it use too much memory, or kill its own process?")
+    return _ended(
+        ended_by.name,
+        "It crashed in native code, as torch does on some operations under vmap, which runs a batch of "
+        "incoming gradients through backward at once (check_batched_grad): .data of a gradient, for one. "
+        "Compute each gradient with plain torch operations, without .data.",
+    )
+
+
+def _ended(cause: str, why: str) -> str:
+    return f"Your code ended the checker process ({cause}) before it could answer. {why}"
 
 
 class FailedCheckError(Exception):

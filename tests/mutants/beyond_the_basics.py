@@ -63,7 +63,49 @@ MUTANTS = [
         "saves_copies_of_the_inputs",
         {_SAVES, _SECOND, _TORCH_FUNC},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x.clone(), w.clone())"),
-        says="forward saved a copy of x (as x.clone() makes), not x itself",
+        says=(
+            "setup_context saved a copy of x (as x.clone() makes), not x itself. Autograd's version check, "
+            "which makes backward refuse, watches the copy",
+            "setup_context saved a tensor with no history",
+        ),
+        by_nbgrader=True,
+    ),
+    # Every derivative is right one gradient at a time; vmap has no batching rule for detach, so the batched
+    # backward of gradcheck's check_batched_grad raises, and the second derivatives are lost.
+    _scaled_square(
+        "detaches_grad_x",
+        {_FIRST, _SECOND, _TORCH_FUNC},
+        (_GRAD_X, "grad_x = (grad_out * 2 * w * x).detach() if ctx.needs_input_grad[0] else None"),
+        says=(
+            "backward calls .detach() on the incoming gradient or on a gradient computed from it",
+            "torch's gradcheck with check_batched_grad=True fails on it too",
+            "backward uses `.detach()`",
+        ),
+        by_nbgrader=True,
+    ),
+    # forward must leave the caller's x alone: the new style refuses to save x returned as the output.
+    _scaled_square(
+        "forward_squares_x_in_place",
+        _ALL,
+        ("return w * x**2", "return x.pow_(2).mul_(w)"),
+        says=(
+            "A Function that is not meant to change its input builds its result as a new tensor",
+            "Only a Function meant to work in place marks that input with ctx.mark_dirty",
+        ),
+        by_nbgrader=True,
+    ),
+    # Marked dirty, the in-place forward runs, but torch refuses to change a leaf that requires grad; the
+    # version check's test calls it on copies, where it may, and backward refuses as it should.
+    _scaled_square(
+        "forward_squares_x_in_place_marked_dirty",
+        _ALL - {_SAVES},
+        ("return w * x**2", "return x.pow_(2).mul_(w)"),
+        ("x, w = inputs\n", "x, w = inputs\n        ctx.mark_dirty(x)\n"),
+        says=(
+            "If a Function's setup_context marks that input with ctx.mark_dirty, its forward changed it",
+            "ScaledSquare.backward gave the caller's x a history",
+        ),
+        by_nbgrader=True,
     ),
     _scaled_square(
         "grad_w_without_grad_out",
@@ -218,7 +260,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
         says=(
-            "If it changed that input in place, mark it with ctx.mark_dirty",
+            "Only a Function meant to work in place marks that input with ctx.mark_dirty",
             "without marking that input with ctx.mark_dirty",
         ),
     ),
@@ -249,7 +291,7 @@ MUTANTS = [
         "saves_a_copy_of_the_output",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
-        says="forward saved a copy of the output (as output.clone() makes), not the output itself",
+        says="setup_context saved a copy of the output (as output.clone() makes), not the output itself",
     ),
     # The value is right: only the feedback on the caller's gradient can blame the backward alone.
     _tanh_in_place(
@@ -292,7 +334,9 @@ MUTANTS = [
 
 INSTRUCTIONS = {
     "`forward(x, w)` takes no `ctx`": "old_style_forward_with_ctx",
-    "saves both inputs with `ctx.save_for_backward`, not as attributes of `ctx`": "saves_the_inputs_on_ctx",
+    "and builds a new tensor, leaving `x` and `w` alone": "forward_squares_x_in_place",
+    "saves `x` and `w` themselves with `ctx.save_for_backward`, not copies,": "saves_copies_of_the_inputs",
+    "not attributes of `ctx`": "saves_the_inputs_on_ctx",
     "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
     "It computes each only if its input requires grad, and returns `None` in its place otherwise": (
