@@ -135,7 +135,7 @@ def test_report_lists_the_most_frequent_reason_classes_with_counts(report):
 
 def test_report_escapes_everything_that_comes_from_rows(tmp_path):
     hostile = "<script>alert(1)</script> & costs $\\left($ too."
-    rows = [row("<b>eve</b>", INPUTS, "<q>", 0, 1, Status.FAILED, hostile)]
+    rows = [row(student, INPUTS, "<q>", 0, 1, Status.FAILED, hostile) for student in ("<b>eve</b>", "bob")]
     path = tmp_path / "report.html"
     write_report(rows, path, title="<i>report</i>")
     document = path.read_text(encoding="utf-8")
@@ -147,6 +147,21 @@ def test_report_escapes_everything_that_comes_from_rows(tmp_path):
     images = svg_images(document)
     assert len(images) == 3, "a '$' in a label is text, not a formula"
     assert all(b"<script" not in image for image in images), "a label is text inside the plots too"
+
+
+def test_a_report_on_one_student_has_its_tables_and_says_when_plots_are_drawn(tmp_path):
+    """Over one student's notebooks every share is 0 or 1: the tables say it all, without the plots."""
+    rows = [
+        row("alice", INPUTS, FORWARD, 0, 1, Status.FAILED, DETACH_CAUSE),
+        row("alice", INPUTS, "q2", 1, 1),
+    ]
+    path = tmp_path / "report.html"
+    write_report(rows, path)
+    document = path.read_text(encoding="utf-8")
+    assert svg_images(document) == []
+    assert "<td>0.00 / 1</td><td>0%</td>" in document
+    assert "drawn when a run grades more than one student" in document
+    assert f"<pre>{html.escape(DETACH_CAUSE)}</pre>" in document
 
 
 def test_report_without_failures_says_so_instead_of_a_chart(tmp_path):

@@ -127,9 +127,11 @@ def grade(target: Target, pool, stream=sys.stderr, report: bool = True) -> list[
     target.journal.rewrite(work.kept)
     settings = {name: target.options[name] for name in ("seed", "cell_timeout", "notebook_timeout")}
     run = _Run(course, target.journal, pool, settings, dict(work.kept), registered)
-    # The report's plotting library loads while the main thread mostly waits for the workers' results.
-    loading = threading.Thread(target=importlib.import_module, args=("autograder.records.report",))
-    if report:
+    # The report's plotting library, if it will draw its plots, loads while the main thread mostly
+    # waits for the workers' results.
+    loading = threading.Thread(target=importlib.import_module, args=("autograder.records.plots",))
+    plotting = report and len({submission.key[0] for submission in target.submissions}) > 1
+    if plotting:
         loading.start()
     if work.todo:
         run.grade(work.todo, done=len(work.kept), stream=stream)
@@ -140,7 +142,8 @@ def grade(target: Target, pool, stream=sys.stderr, report: bool = True) -> list[
     write_csv(rows, out / "grades.csv")
     if not report:
         return rows
-    loading.join()
+    if plotting:
+        loading.join()
     from autograder.records.report import write_report
 
     elapsed = time.monotonic() - started

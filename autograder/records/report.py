@@ -1,32 +1,16 @@
 """What a grading run tells the instructor: a summary table for the terminal, and an HTML report with
-plots of how each question went and why students lost marks."""
+plots (autograder.records.plots) of how each question went and why students lost marks."""
 
-import base64
 import html
-import io
 import re
-import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-
-from matplotlib import rc_context
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import LinearSegmentedColormap, Normalize
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from autograder.records.progress import format_duration
 from autograder.records.results import QuestionResult, Status, one_line
 
 _TOP_REASONS = 10
-
-# Red for no marks through yellow to green for full marks, light enough for black labels on top.
-_SCORE_COLORS = LinearSegmentedColormap.from_list("score", ["#e45c4b", "#f7e07f", "#4fb06d"])
-_PASS_COLOR = "#4c78a8"
-_FAIL_COLOR = "#e45c4b"
 
 _LIKELY_CAUSE = "Likely cause:"
 # Quoted and backticked text names code (`.detach()`, 'x2'); it is kept exactly, digits and all.
@@ -69,7 +53,7 @@ def _is_question(row: QuestionResult) -> bool:
 
 
 @dataclass(frozen=True)
-class _QuestionSummary:
+class QuestionSummary:
     """How one question of one assignment went across the class."""
 
     assignment: str
@@ -106,12 +90,12 @@ class _QuestionSummary:
         return [(score, counts[score] / len(self.rows)) for score in sorted(counts)]
 
 
-def _question_summaries(rows: list[QuestionResult]) -> list[_QuestionSummary]:
+def _question_summaries(rows: list[QuestionResult]) -> list[QuestionSummary]:
     grouped = defaultdict(list)
     for row in rows:
         if _is_question(row):
             grouped[row.assignment, row.question].append(row)
-    return [_QuestionSummary(a, q, tuple(group)) for (a, q), group in sorted(grouped.items())]
+    return [QuestionSummary(a, q, tuple(group)) for (a, q), group in sorted(grouped.items())]
 
 
 def _status_counts(rows: list[QuestionResult]) -> str:
@@ -138,7 +122,7 @@ _HEADER = ("assignment", "question", "submissions", "mean / max", "pass", "not o
 _RIGHT_ALIGNED = {2, 3, 4}
 
 
-def _cells(summary: _QuestionSummary) -> tuple[str, ...]:
+def _cells(summary: QuestionSummary) -> tuple[str, ...]:
     return (
         summary.assignment,
         summary.question,
@@ -173,83 +157,14 @@ def _failures_by_reason(rows: list[QuestionResult]) -> list[tuple[str, list[Ques
     return sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _svg(figure: Figure) -> str:
-    """The figure as a data URI, in SVG with its text kept as text: sharp at any zoom, its labels
-    searchable, and drawn in about half the time a PNG takes to rasterise its glyphs, which is time an
-    instructor waits at the end of every run. The SVG canvas is attached here, so pyplot's global state
-    is untouched; a fixed salt makes the same plot the same bytes."""
-    buffer = io.BytesIO()
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "gradgrad"}):
-        FigureCanvasSVG(figure).print_figure(buffer, format="svg", bbox_inches="tight")
-    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+_ONE_STUDENT = "The plots of how each question went are drawn when a run grades more than one student."
 
 
-def _bar_figure(labels: list[str], height_per_bar: float) -> tuple[Figure, Axes]:
-    """A horizontal bar chart's frame: one bar per label, the first at the top."""
-    figure = Figure(figsize=(8, 0.9 + height_per_bar * len(labels)))
-    axes = figure.add_subplot()
-    # Labels come from rows: never read '$' in them as the start of a formula.
-    axes.set_yticks(range(len(labels)), labels, parse_math=False)
-    axes.set_ylim(len(labels) - 0.5, -0.5)
-    axes.spines[["top", "right"]].set_visible(False)
-    return figure, axes
-
-
-def _question_labels(summaries: list[_QuestionSummary]) -> list[str]:
-    """'question (n=5)', prefixed by its assignment when the run graded more than one."""
-    several = len({summary.assignment for summary in summaries}) > 1
-    return [
-        f"{s.assignment}: {s.question} (n={s.submissions})"
-        if several
-        else f"{s.question} (n={s.submissions})"
-        for s in summaries
-    ]
-
-
-def _score_distribution_svg(summaries: list[_QuestionSummary]) -> str:
-    """One bar per question, split into the share of submissions at each score, labelled with it."""
-    figure, axes = _bar_figure(_question_labels(summaries), 0.4)
-    for y, summary in enumerate(summaries):
-        left = 0.0
-        for score, share in summary.score_shares():
-            axes.barh(y, share, left=left, color=_SCORE_COLORS(score / summary.max_score), edgecolor="white")
-            if share >= 0.05:
-                axes.text(left + share / 2, y, f"{score:g}", ha="center", va="center", fontsize=8)
-            left += share
-    axes.set_xlim(0, 1)
-    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
-    axes.set_xlabel("share of submissions at each score (the number on a segment is the score)")
-    colorbar = figure.colorbar(ScalarMappable(Normalize(0, 1), _SCORE_COLORS), ax=axes, fraction=0.04)
-    colorbar.set_label("score / max score")
-    colorbar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    return _svg(figure)
-
-
-def _pass_rate_svg(summaries: list[_QuestionSummary]) -> str:
-    figure, axes = _bar_figure(_question_labels(summaries), 0.4)
-    axes.barh(range(len(summaries)), [s.pass_rate for s in summaries], color=_PASS_COLOR)
-    for y, summary in enumerate(summaries):
-        note = f"{summary.pass_rate:.0%} ({summary.passed}/{summary.submissions})"
-        axes.text(summary.pass_rate + 0.01, y, note, va="center", fontsize=8)
-    # Room on the right for the note of a question everybody passed.
-    axes.set_xlim(0, 1.2)
-    axes.set_xticks([0, 0.25, 0.5, 0.75, 1])
-    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
-    axes.set_xlabel("submissions with full marks")
-    return _svg(figure)
-
-
-def _reasons_svg(top: list[tuple[str, list[QuestionResult]]]) -> str:
-    labels = [textwrap.fill(text, 60, max_lines=3, placeholder=" …") for text, _ in top]
-    figure, axes = _bar_figure(labels, 0.7)
-    counts = [len(failures) for _, failures in top]
-    axes.barh(range(len(top)), counts, color=_FAIL_COLOR)
-    for y, count in enumerate(counts):
-        axes.text(count, y, f" {count}", va="center", fontsize=8)
-    axes.set_xlim(0, max(counts) * 1.1)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("questions scored below full marks")
-    return _svg(figure)
+def plotted(rows: list[QuestionResult]) -> bool:
+    """Whether the report draws its plots. Over one student's notebooks a share of submissions is 0 or
+    1, and a plot says no more than the tables beside it; drawing the plots is about a quarter of a
+    second at the end of a run, which a regrade of one student would wait for."""
+    return len({row.student for row in rows}) > 1
 
 
 def _image(uri: str, alt: str) -> str:
@@ -263,14 +178,18 @@ def _html_table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> str:
     return f"<table>\n<tr>{head}</tr>\n{lines}</table>"
 
 
-def _summary_section(rows: list[QuestionResult], summaries: list[_QuestionSummary]) -> str:
+def _summary_section(rows: list[QuestionResult], summaries: list[QuestionSummary]) -> str:
     body = [tuple(html.escape(cell) for cell in _cells(summary)) for summary in summaries]
     section = f"<h2>Summary</h2>\n{_html_table(_HEADER, body)}\n<p>{html.escape(_totals(rows))}</p>"
     if not summaries:
         return section + "\n<p>No question was graded.</p>"
+    if not plotted(rows):
+        return section + f"\n<p>{_ONE_STUDENT}</p>"
+    from autograder.records import plots
+
     return (
-        f"{section}\n<h2>Score distribution</h2>\n{_image(_score_distribution_svg(summaries), 'scores')}\n"
-        f"<h2>Pass rate</h2>\n{_image(_pass_rate_svg(summaries), 'pass rate per question')}"
+        f"{section}\n<h2>Score distribution</h2>\n{_image(plots.score_distribution(summaries), 'scores')}\n"
+        f"<h2>Pass rate</h2>\n{_image(plots.pass_rate(summaries), 'pass rate per question')}"
     )
 
 
@@ -290,9 +209,16 @@ def _reasons_section(rows: list[QuestionResult]) -> str:
     return (
         f"{heading}\n<p>{_plural(failures, 'question')} scored below full marks, for "
         f"{_plural(len(by_reason), 'distinct reason')}; the {len(top)} most frequent:</p>\n"
-        f"{_image(_reasons_svg(top), 'failure reasons')}\n"
-        f"{_html_table(('reason class', 'questions', 'one example'), body)}"
+        f"{_reasons_plot(rows, top)}{_html_table(('reason class', 'questions', 'one example'), body)}"
     )
+
+
+def _reasons_plot(rows: list[QuestionResult], top: list[tuple[str, list[QuestionResult]]]) -> str:
+    if not plotted(rows):
+        return ""
+    from autograder.records import plots
+
+    return f"{_image(plots.failure_reasons(top), 'failure reasons')}\n"
 
 
 _STYLE = """
