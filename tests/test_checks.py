@@ -1174,16 +1174,18 @@ def test_torchs_own_not_implemented_error_is_reported_as_raised_not_as_unwritten
 @pytest.mark.parametrize("check", CHECKS)
 def test_error_in_forward_names_the_exception_and_the_input_shape(check):
     message = failure(check, SquareTypeError.apply, square)
-    assert message == (
-        "SquareTypeError raised TypeError: unsupported operand while computing forward on x of shape ()"
-    )
+    assert message == ("SquareTypeError raised TypeError: unsupported operand when called on x of shape ()")
 
 
 def test_error_in_backward_names_the_exception_and_the_input_shape():
     message = failure(check_first_derivative, SquareTwoGrads.apply, square)
     assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
-    assert message.endswith(" on x of shape ()")
+    assert message.endswith(
+        " on x of shape () Likely cause: a backward (the one the error names) that does not return its "
+        "gradients one per input of its forward, in order, as a tuple (None in the place of an input that "
+        "needs none); autograd counts a list, or a tensor returned alone, as one."
+    )
 
 
 # The checker survives what student code does to it.

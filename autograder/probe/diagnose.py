@@ -360,7 +360,8 @@ _ERROR_HINTS = {
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
-        "out += 1, or result.mul_(grad_out) inside backward); compute into a new tensor instead."
+        "out += 1, result.mul_(grad_out) inside backward, or a forward that changes its input in place, "
+        "run again on it); compute into a new tensor instead."
     ),
     "does not require grad and does not have a grad_fn": (
         "\nLikely cause: what you differentiate has no graph: a gradient computed without "
@@ -403,6 +404,19 @@ _ERROR_HINTS = {
     "marked as dirty during the forward method were not returned as output": (
         "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "
         "Change the input in place and return it itself (x.mul_(2), not x * 2)."
+    ),
+    "returned an incorrect number of gradients": (
+        "\nLikely cause: a backward (the one the error names) that does not return its gradients one per "
+        "input of its forward, in order, as a tuple (None in the place of an input that needs none); "
+        "autograd counts a list, or a tensor returned alone, as one."
+    ),
+    "but expected shape compatible with": (
+        "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "
+        "(.sum()) does: each gradient backward returns has the shape of its input."
+    ),
+    "mark_dirty can only accept variables": (
+        "\nLikely cause: ctx.mark_dirty was given something other than tensors, such as the tuple inputs: "
+        "pass the tensors themselves, ctx.mark_dirty(x)."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "

@@ -200,9 +200,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
         records.append(record)
-        value, error = _called(
-            name, function, inputs, f"while computing forward on {samples.describe(names, inputs)}"
-        )
+        value, error = _called(name, function, inputs, f"when called on {samples.describe(names, inputs)}")
         if error:
             record["error"] = error
             break

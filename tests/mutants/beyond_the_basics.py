@@ -70,6 +70,56 @@ MUTANTS = [
         ),
         by_nbgrader=True,
     ),
+    # .data shares the input's memory but not its version counter: backward runs on the changed values.
+    _scaled_square(
+        "saves_the_data_of_the_inputs",
+        {_SAVES, _SECOND, _TORCH_FUNC},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x.data, w.data)"),
+        says="setup_context saved a tensor that shares x's memory, as x.data does",
+        by_nbgrader=True,
+    ),
+    # w, rebuilt from the saved output, is never watched by the version check; x runs through 0 in the
+    # visible tests, where out / x**2 is nan.
+    _scaled_square(
+        "recomputes_w_from_the_output",
+        {_SAVES, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, output)"),
+        (_SAVED, "x, out = ctx.saved_tensors\n        w = out / x**2"),
+        says=(
+            "so w itself was not saved with ctx.save_for_backward, whose version check makes backward "
+            "refuse: it may be kept as an attribute of ctx, saved as a copy, or recomputed from other saved "
+            "tensors"
+        ),
+        by_nbgrader=True,
+    ),
+    # Right wherever both inputs require grad; where w is data, backward returns grad_x alone.
+    _scaled_square(
+        "returns_grad_x_alone_when_w_needs_none",
+        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (
+            "return grad_x, grad_w",
+            "if grad_w is None:\n            return grad_x\n        return grad_x, grad_w",
+        ),
+        says=(
+            "backward returned one tensor where autograd wants one gradient per input, a tuple of two",
+            "autograd counts a list, or a tensor returned alone, as one",
+        ),
+        by_nbgrader=True,
+    ),
+    _scaled_square(
+        "returns_a_list_of_gradients",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        ("return grad_x, grad_w", "return [grad_x, grad_w]"),
+        says=("autograd counts a list, or a tensor returned alone, as one", "backward returned a list of 2"),
+        by_nbgrader=True,
+    ),
+    _scaled_square(
+        "sums_grad_w_to_a_scalar",
+        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        (_GRAD_W, "grad_w = (grad_out * x**2).sum() if ctx.needs_input_grad[1] else None"),
+        says="each gradient backward returns has the shape of its input",
+        by_nbgrader=True,
+    ),
     # Every derivative is right one gradient at a time; vmap has no batching rule for detach, so the batched
     # backward of gradcheck's check_batched_grad raises, and the second derivatives are lost.
     _scaled_square(
@@ -92,6 +142,14 @@ MUTANTS = [
             "A Function that is not meant to change its input builds its result as a new tensor",
             "Only a Function meant to work in place marks that input with ctx.mark_dirty",
         ),
+        by_nbgrader=True,
+    ),
+    # The result is a new tensor, right in value; only the caller's x is changed.
+    _scaled_square(
+        "forward_changes_x_in_place_and_returns_a_new_tensor",
+        {_FORWARD, _FIRST, _SECOND},
+        ("return w * x**2", "x.mul_(1)\n        return w * x**2"),
+        says="forward changed x in place (as x.pow_(2) or x.mul_(1) do), which the caller still holds",
         by_nbgrader=True,
     ),
     # Marked dirty, the in-place forward runs, but torch refuses to change a leaf that requires grad; the
@@ -263,6 +321,13 @@ MUTANTS = [
             "Only a Function meant to work in place marks that input with ctx.mark_dirty",
             "without marking that input with ctx.mark_dirty",
         ),
+    ),
+    _tanh_in_place(
+        "marks_the_inputs_tuple_dirty",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        (_MARK_DIRTY, "        ctx.mark_dirty(inputs)\n"),
+        says="such as the tuple inputs: pass the tensors themselves, ctx.mark_dirty(x)",
+        by_nbgrader=True,
     ),
     # mark_dirty says x was changed, so its new values must be what forward returns.
     _tanh_in_place(
