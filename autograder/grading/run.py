@@ -22,6 +22,7 @@ from autograder.grading.pool import WorkerPool, workers_for
 from autograder.grading.target import EVERYONE, Selection, Target, open_target
 from autograder.records.journal import Journal, Recorded
 from autograder.records.progress import Progress
+from autograder.records.report import plotted, write_report
 from autograder.records.results import QuestionResult, Status, write_csv
 
 
@@ -129,8 +130,8 @@ def grade(target: Target, pool, stream=sys.stderr, report: bool = True) -> list[
     run = _Run(course, target.journal, pool, settings, dict(work.kept), registered)
     # The report's plotting library, if it will draw its plots, loads while the main thread mostly
     # waits for the workers' results.
+    plotting = report and plotted(submission.key[0] for submission in target.submissions)
     loading = threading.Thread(target=importlib.import_module, args=("autograder.records.plots",))
-    plotting = report and len({submission.key[0] for submission in target.submissions}) > 1
     if plotting:
         loading.start()
     if work.todo:
@@ -144,8 +145,6 @@ def grade(target: Target, pool, stream=sys.stderr, report: bool = True) -> list[
         return rows
     if plotting:
         loading.join()
-    from autograder.records.report import write_report
-
     elapsed = time.monotonic() - started
     graded_by = getattr(pool, "graded_by", None)
     write_report(rows, out / "report.html", elapsed_seconds=elapsed, graded_by=graded_by)

@@ -4,6 +4,7 @@ plots (autograder.records.plots) of how each question went and why students lost
 import html
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,11 +161,11 @@ def _failures_by_reason(rows: list[QuestionResult]) -> list[tuple[str, list[Ques
 _ONE_STUDENT = "The plots of how each question went are drawn when a run grades more than one student."
 
 
-def plotted(rows: list[QuestionResult]) -> bool:
+def plotted(students: Iterable[str]) -> bool:
     """Whether the report draws its plots. Over one student's notebooks a share of submissions is 0 or
     1, and a plot says no more than the tables beside it; drawing the plots is about a quarter of a
     second at the end of a run, which a regrade of one student would wait for."""
-    return len({row.student for row in rows}) > 1
+    return len(set(students)) > 1
 
 
 def _image(uri: str, alt: str) -> str:
@@ -183,7 +184,7 @@ def _summary_section(rows: list[QuestionResult], summaries: list[QuestionSummary
     section = f"<h2>Summary</h2>\n{_html_table(_HEADER, body)}\n<p>{html.escape(_totals(rows))}</p>"
     if not summaries:
         return section + "\n<p>No question was graded.</p>"
-    if not plotted(rows):
+    if not plotted(row.student for row in rows):
         return section + f"\n<p>{_ONE_STUDENT}</p>"
     from autograder.records import plots
 
@@ -214,7 +215,7 @@ def _reasons_section(rows: list[QuestionResult]) -> str:
 
 
 def _reasons_plot(rows: list[QuestionResult], top: list[tuple[str, list[QuestionResult]]]) -> str:
-    if not plotted(rows):
+    if not plotted(row.student for row in rows):
         return ""
     from autograder.records import plots
 
