@@ -7,12 +7,13 @@ Everything is measured in this one run on this machine, so the ratios compare li
   by `python -m autograder grade` (all cores); both times, their ratio, and whether every question of
   every notebook got the same score from both;
 - the grader's overhead per notebook above its cells' own compute: the marginal cost of a notebook
-  (one worker, the lessons' solutions graded once and then twice over: the difference is per notebook,
-  free of start-up) less the seconds its cells and checks' measurements took in the executor, the
-  median of BENCH_PAIRS such pairs (default 3);
-- what confinement adds per notebook: a sandboxed executor started and ended, against a plain fork of
-  the same warmed worker; at this kernel's Landlock ABI and at ABI 1 (`AUTOGRADER_LANDLOCK_ABI=1`, as
-  Ubuntu 22.04's kernel confines).
+  (one worker, the lessons' solutions graded once and then twice over, by two students each time: the
+  difference is per notebook, free of start-up and of the report) less the seconds its cells and
+  checks' measurements took in the executor, the median of BENCH_PAIRS such pairs (default 3);
+- what confinement costs per notebook: a sandboxed executor started and ended, against a plain fork of
+  the same warmed worker (a core's time, not the notebook's: the worker sets a notebook's sandbox up
+  while the previous notebook runs, and removes it after the result has left); at this kernel's
+  Landlock ABI and at ABI 1 (`AUTOGRADER_LANDLOCK_ABI=1`, as Ubuntu 22.04's kernel confines).
 """
 
 import json
@@ -62,9 +63,12 @@ def build_class(root: Path, mutants: int) -> int:
 
 
 def solutions_class(root: Path, copies: int) -> int:
-    for lesson in assignments():
-        for copy in range(copies):
-            _write(root, f"solution{copy}", lesson, solution_answers(lesson))
+    """`copies` of every lesson's solution, handed in by two students or more, so that every run draws
+    the report's plots (a run over one student does not): two runs then differ by notebooks alone."""
+    students = max(copies, 2)
+    for copy in range(copies):
+        for index, lesson in enumerate(assignments()):
+            _write(root, f"solution{(copy + index) % students}", lesson, solution_answers(lesson))
     return copies * len(assignments())
 
 
@@ -193,7 +197,7 @@ def main() -> int:
         (
             f"confinement per notebook (ABI {landlock.used()})",
             f"{1000 * (sandboxed - forked):7.1f} ms  (sandboxed executor "
-            f"{1000 * sandboxed:.1f} ms, plain fork {1000 * forked:.1f} ms)",
+            f"{1000 * sandboxed:.1f} ms, plain fork {1000 * forked:.1f} ms; off the notebook's path)",
         ),
         (
             "  at Landlock ABI 1",

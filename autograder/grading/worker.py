@@ -1,14 +1,14 @@
 """A grading worker: a warmed template process that grades one notebook at a time.
 
 The worker imports torch, matplotlib and IPython once and warms them up; it never runs student code,
-and never reads a job either. Per notebook it forks a grading child, which forks two processes:
+and never reads a job either. Per notebook it forks a grading child, which forks two processes, both
+*before* it reads the notebook's job, while the worker's previous notebook still runs:
 
-- the executor, confined by the kernel (`confine.Sandbox`) before any of the notebook's code runs. It is
-  forked *before* the grading child reads the notebook's job, so it never holds the test cells or the
-  seed: only the cells it is sent, one at a time;
-- the judge (`autograder.judge.test_cells`), which runs the instructor's test cells with the checks
-  recorded, plans each check, and compares what the executor measured with the reference. It never
-  runs student code.
+- the executor, confined by the kernel (`confine.Sandbox`) before any of the notebook's code runs. It
+  never holds the test cells or the seed: only the cells it is sent, one at a time;
+- the judge (`autograder.judge.test_cells`), which is sent the seed and then the instructor's test
+  cells, runs them with the checks recorded, plans each check, and compares what the executor measured
+  with the reference. It never runs student code.
 
 Student cells go to the executor; test cells go to the judge, whose requests for measurements the
 worker carries to the executor and whose answers it carries back. A cell that runs too long is
@@ -215,7 +215,7 @@ def _no_outputs(status: Status, reason: str) -> dict:
 
 
 class Notebook:
-    """One notebook's confined executor, forked before its job is known, and later its judge."""
+    """One notebook's confined executor and its judge, forked before its job is known."""
 
     def __init__(self, shell: executor.ExecutorShell, settings: dict) -> None:
         self.sandbox = sandbox_for(settings)
@@ -233,21 +233,31 @@ class Notebook:
         self._replies = _Replies(replies_read)
         self.alive = True
         self._judge: tuple[int, object, object] | None = None
+        try:
+            self._judge = self._fork_judge()
+        except BaseException:
+            self.close()
+            raise
 
-    def start_judge(self, seed: int) -> None:
-        """Fork the judge now that the job (and its seed) is known; it never meets student code."""
+    @staticmethod
+    def _fork_judge() -> tuple[int, object, object]:
+        """The judge, waiting for its seed; it never meets student code."""
         to_judge, from_judge = os.pipe(), os.pipe()
         pid = os.fork()
         if pid == 0:
             _silence_stdio()
             _close_all_but({to_judge[0], from_judge[1]})
             try:
-                test_cells.serve(seed, to_judge[0], from_judge[1])
+                test_cells.serve(to_judge[0], from_judge[1])
             finally:
                 os._exit(0)
         os.close(to_judge[0])
         os.close(from_judge[1])
-        self._judge = (pid, os.fdopen(to_judge[1], "wb"), os.fdopen(from_judge[0], "rb"))
+        return pid, os.fdopen(to_judge[1], "wb"), os.fdopen(from_judge[0], "rb")
+
+    def seed_judge(self, seed: int) -> None:
+        """Give the judge the job's seed, which draws every check's inputs."""
+        write_message(self._judge[1], str(seed).encode())
 
     def run_cell(self, source: str, timeout: float, overrun: str) -> dict:
         """Run a student's cell in the executor: its outputs, execution count, status and reason, and
@@ -327,6 +337,13 @@ class Notebook:
         self.close()
         return _no_outputs(Status.KERNEL_DIED, cause)
 
+    def stop(self) -> None:
+        """SIGKILL the notebook's processes and the judge, without waiting for them to end."""
+        if self.alive:
+            self.sandbox.kill()
+        if self._judge is not None:
+            os.kill(self._judge[0], signal.SIGKILL)
+
     def close(self) -> None:
         """Kill everything the notebook started and the judge; nothing of the notebook remains."""
         if self.alive:
@@ -345,8 +362,9 @@ class Notebook:
 
 
 def grade_notebook(notebook: Notebook, job: dict) -> list[dict]:
-    """Run every code cell of one notebook; a cell after the notebook's death is reported, not run."""
-    notebook.start_judge(job["seed"])
+    """Run every code cell of one notebook; a cell after the notebook's death is reported, not run.
+    The notebook's processes are stopped when it ends; `Notebook.close` reaps them."""
+    notebook.seed_judge(job["seed"])
     budget = job["notebook_timeout"]
     notebook_overrun = f"the notebook ran past its {job['notebook_timeout']:g} s limit"
     results = []
@@ -368,7 +386,7 @@ def grade_notebook(notebook: Notebook, job: dict) -> list[dict]:
                 results.append(run(cell["source"], timeout, overrun))
                 budget -= time.monotonic() - started
     finally:
-        notebook.close()
+        notebook.stop()
     return results
 
 
@@ -389,14 +407,19 @@ def _grade_one(shell: executor.ExecutorShell, settings: dict, requests, replies,
         if notebook is not None:
             notebook.close()
         return _NO_MORE_JOBS
-    if notebook is not None:
-        try:
-            outcome = grade_notebook(notebook, json.loads(job))
-        except Exception as error:  # noqa: BLE001 - as above
-            outcome = f"the grader failed on this notebook: {type(error).__name__}: {error}"
-    else:
-        outcome = failure
-    write_message(replies, json.dumps(outcome).encode())
+    if notebook is None:
+        write_message(replies, json.dumps(failure).encode())
+        return 0
+    try:
+        outcome = grade_notebook(notebook, json.loads(job))
+    except Exception as error:  # noqa: BLE001 - as above
+        outcome = f"the grader failed on this notebook: {type(error).__name__}: {error}"
+    try:
+        write_message(replies, json.dumps(outcome).encode())
+    finally:
+        # Its processes, stopped already, are reaped and their cgroup removed once the result has
+        # left: the worker's next notebook, set up and waiting, starts in the meantime.
+        notebook.close()
     return 0
 
 

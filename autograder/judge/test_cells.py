@@ -263,13 +263,15 @@ def _error_output(name: str, message: str) -> dict:
     return {"output_type": "error", "ename": name, "evalue": message, "traceback": [f"{name}: {message}"]}
 
 
-def serve(seed: int, requests_fd: int, replies_fd: int) -> None:
-    """The judge's loop. For each test cell the worker sends: every check's request for the student's
-    side, each answered by the worker with what that side measured, then the cell's outputs, which are
-    empty when every check passed and the first failure otherwise, as a kernel would have shown it,
-    and whether that failure was a hidden test's."""
+def serve(requests_fd: int, replies_fd: int) -> None:
+    """The judge's loop. The worker first sends the notebook's seed, then each test cell; for each:
+    every check's request for the student's side, each answered by the worker with what that side
+    measured, then the cell's outputs, which are empty when every check passed and the first failure
+    otherwise, as a kernel would have shown it, and whether that failure was a hidden test's."""
     requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
-    number = 0
+    if (first := read_message(requests)) is None:
+        return
+    seed, number = int(first), 0
     while (source := read_message(requests)) is not None:
         outputs, hidden = [], False
         try:
