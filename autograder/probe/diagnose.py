@@ -352,6 +352,13 @@ def known_error_hint(error: Exception) -> str:
     return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
 
 
+# How backward returns its gradients, told wherever autograd refuses what it returned.
+_ONE_GRADIENT_PER_INPUT = (
+    "Return one gradient per input of forward, in order, each a tensor or None (for an input that needs "
+    "none): for one input, the tensor itself or a tuple of one; for several, a tuple. Autograd counts a "
+    "list, or a tensor returned alone, as one"
+)
+
 # What autograd's own errors mean in the mistakes the lessons warn about.
 _ERROR_HINTS = {
     "backward through the graph a second time": (
@@ -371,6 +378,9 @@ _ERROR_HINTS = {
     "forward() takes": (
         "\nLikely cause: a forward written without ctx needs a setup_context(ctx, inputs, output) "
         "staticmethod; without one, autograd passes ctx to forward as its first argument."
+    ),
+    "expected Variable or None (got list)": (
+        f"\nLikely cause: backward returns a list where autograd wants a tensor. {_ONE_GRADIENT_PER_INPUT}."
     ),
     "expected Variable or None (got": (
         "\nLikely cause: backward returns a number (such as 0) where a gradient belongs. Return a tensor, "
@@ -406,9 +416,8 @@ _ERROR_HINTS = {
         "Change the input in place and return it itself (x.mul_(2), not x * 2)."
     ),
     "returned an incorrect number of gradients": (
-        "\nLikely cause: a backward (the one the error names) that does not return its gradients one per "
-        "input of its forward, in order, as a tuple (None in the place of an input that needs none); "
-        "autograd counts a list, or a tensor returned alone, as one."
+        "\nLikely cause: the backward the error names returns a count of gradients other than its "
+        f"forward's inputs. {_ONE_GRADIENT_PER_INPUT}."
     ),
     "but expected shape compatible with": (
         "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "

@@ -82,7 +82,7 @@ MUTANTS = [
     # visible tests, where out / x**2 is nan.
     _scaled_square(
         "recomputes_w_from_the_output",
-        {_SAVES, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        {_SAVES, _TORCH_FUNC},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, output)"),
         (_SAVED, "x, out = ctx.saved_tensors\n        w = out / x**2"),
         says=(
@@ -115,7 +115,7 @@ MUTANTS = [
     ),
     _scaled_square(
         "sums_grad_w_to_a_scalar",
-        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        {_FIRST, _SECOND},
         (_GRAD_W, "grad_w = (grad_out * x**2).sum() if ctx.needs_input_grad[1] else None"),
         says="each gradient backward returns has the shape of its input",
         by_nbgrader=True,
@@ -173,7 +173,7 @@ MUTANTS = [
     ),
     _scaled_square(
         "grad_x_without_grad_out",
-        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        {_FIRST, _SECOND},
         (_GRAD_X, "grad_x = 2 * w * x if ctx.needs_input_grad[0] else None"),
         says="without multiplying by grad_out",
     ),
@@ -186,7 +186,7 @@ MUTANTS = [
     # The right order with a wrong formula in w's place: the feedback blames that formula, not the order.
     _scaled_square(
         "grad_w_with_grad_xs_formula",
-        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        {_FIRST, _SECOND},
         (_GRAD_W, "grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None"),
         says=("First derivative with respect to w is wrong", "the derivative formula in backward is wrong"),
     ),
@@ -221,17 +221,25 @@ MUTANTS = [
             "it reads the flags swapped, needs_input_grad[1] (w's flag) for x",
         ),
     ),
+    # A slip in a formula costs the tests of values; which gradients backward returns is still right.
+    _scaled_square(
+        "grad_x_without_the_factor_2",
+        {_FIRST, _SECOND, _TORCH_FUNC},
+        (_GRAD_X, "grad_x = grad_out * w * x if ctx.needs_input_grad[0] else None"),
+        says="the derivative formula in backward is wrong",
+        by_nbgrader=True,
+    ),
     # forward saved w, so the feedback blames the formula, not the saving.
     _scaled_square(
         "grad_x_without_w",
-        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        {_FIRST, _SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * 2 * x if ctx.needs_input_grad[0] else None"),
         says="missing the factor w: multiplied by w, it would be right. Forward saved w",
     ),
     # Right wherever x is not 0: the visible tests' x runs through 0, where out / x is nan.
     _scaled_square(
         "grad_x_divides_the_output_by_x",
-        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        {_TORCH_FUNC},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, w, output)"),
         (_SAVED, "x, w, out = ctx.saved_tensors"),
         (_GRAD_X, _GRAD_X.replace("grad_out * 2 * w * x", "grad_out * 2 * out / x")),
@@ -317,10 +325,8 @@ MUTANTS = [
         "forgets_mark_dirty",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
-        says=(
-            "Only a Function meant to work in place marks that input with ctx.mark_dirty",
-            "without marking that input with ctx.mark_dirty",
-        ),
+        says="TanhInPlace changed x in place and returns it, but setup_context does not call ctx.mark_dirty(x)",
+        by_nbgrader=True,
     ),
     _tanh_in_place(
         "marks_the_inputs_tuple_dirty",
@@ -350,13 +356,36 @@ MUTANTS = [
         {_IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.result = output"),
         ("(result,) = ctx.saved_tensors", "result = ctx.result"),
-        says="save the output with ctx.save_for_backward",
+        says=(
+            "so what it read was not the output saved with ctx.save_for_backward",
+            "it may be kept as an attribute of ctx (ctx.result = output), or saved as output.data",
+        ),
+        by_nbgrader=True,
+    ),
+    # .data shares the output's memory but not its version counter, and has no history.
+    _tanh_in_place(
+        "saves_the_data_of_the_output",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_SAVES},
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.data)"),
+        says="backward still ran, on the changed values, so what it read was not the output saved",
+        by_nbgrader=True,
     ),
     _tanh_in_place(
         "saves_a_copy_of_the_output",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
         says="setup_context saved a copy of the output (as output.clone() makes), not the output itself",
+    ),
+    # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
+    _tanh_in_place(
+        "tanhinplace_returns_a_list",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        (_IN_PLACE_SLOPE, "return [grad_out * (1 - result**2)]"),
+        says=(
+            "backward returns a list where autograd wants a tensor",
+            "for one input, the tensor itself or a tuple of one",
+        ),
+        by_nbgrader=True,
     ),
     # The value is right: only the feedback on the caller's gradient can blame the backward alone.
     _tanh_in_place(
@@ -378,7 +407,18 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
-        says="forward overwrote x in place, so the saved tensor holds tanh(x), not x",
+        says="backward takes tanh of a tensor that already holds tanh(x)",
+        by_nbgrader=True,
+    ),
+    # The output is saved, as it should be, then taken tanh of again: the numbers are those of the input's.
+    _tanh_in_place(
+        "tanhinplace_takes_tanh_of_its_output",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
+        says=(
+            "TanhInPlace's first derivative is 1 - tanh(tanh(x))**2",
+            "so the tensor saved, output or input, is tanh(x) itself: use it as it is",
+        ),
         by_nbgrader=True,
     ),
     _tanh_in_place(

@@ -1,0 +1,152 @@
+"""What the tests of a Function meant to write tanh(x) into x (lesson 06's TanhInPlace) share.
+
+Its test cells apply the answer through these, so that what autograd refuses and what a wrong backward
+gives are told as what they mean for a Function that is meant to change its input: the hints shared by
+every lesson cannot know that it is meant to.
+"""
+
+import torch
+
+
+def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """function.apply(x), telling autograd's refusal to save an unmarked input returned as the output as
+    the ctx.mark_dirty(x) it lacks."""
+    try:
+        return function.apply(x)
+    except RuntimeError as error:
+        if "returned as-is as output is being saved" not in str(error):
+            raise
+        raise ValueError(
+            f"{function.__name__} changed x in place and returns it, but setup_context does not call "
+            "ctx.mark_dirty(x), so autograd refuses to save the output, which is that unmarked input. Call "
+            "ctx.mark_dirty(x) in setup_context (returning a view of x instead, as autograd's error "
+            "suggests, silences the error but leaves the caller's tensor with its old history and a wrong "
+            "gradient)"
+        ) from None
+
+
+def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None:
+    """Name a first derivative equal to 1 - tanh(tanh(x))**2: backward took tanh of a tensor that already
+    holds tanh(x). Input and output are one tensor, so this holds whichever of them was saved."""
+    x = x.detach()
+    if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
+        slope, 1 - torch.tanh(torch.tanh(x)) ** 2
+    ):
+        raise ValueError(
+            f"{what} is 1 - tanh(tanh(x))**2: backward takes tanh of a tensor that already holds tanh(x). "
+            "Forward overwrote x with tanh(x), and the output is that same tensor, so the tensor saved, "
+            "output or input, is tanh(x) itself: use it as it is, grad_out * (1 - result**2)"
+        )
+
+
+def on_a_copy(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """function applied to a copy of x, since a leaf that requires grad cannot be changed in place; a
+    first derivative of tanh taken of tanh(x) is named first."""
+    with torch.enable_grad():
+        points = torch.linspace(-2, 2, 5, dtype=torch.float64, requires_grad=True)
+        try:
+            (slope,) = torch.autograd.grad(applied(function, points * 1).sum(), points)
+        except RuntimeError:
+            slope = None
+    if slope is not None:
+        refuse_tanh_of_tanh(slope, points, f"{function.__name__}'s first derivative")
+    return applied(function, x.clone())
+
+
+def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """y = x * 1, changed in place by function, then used as the caller holds it: it must hold the output
+    and have the Function's node as its history."""
+    y = x * 1
+    out = applied(function, y)
+    if y.grad_fn is not getattr(out, "grad_fn", None):
+        if torch.equal(y, x):
+            raise ValueError(
+                f"{function.__name__} left the caller's y as it was: forward must write tanh into x itself, "
+                "and setup_context mark x with ctx.mark_dirty"
+            )
+        raise ValueError(
+            f"the caller's y holds tanh but keeps its old history ({type(y.grad_fn).__name__}), so it "
+            "differentiates as x * 1: mark x with ctx.mark_dirty in setup_context (returning a view of x "
+            "silences autograd's error, not this mistake, as section 5 showed)"
+        )
+    return y
+
+
+def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """1.0 if backward refuses to run after the caller changes function's output in place, as autograd's
+    version check makes it do for a tensor saved with ctx.save_for_backward; otherwise what it read."""
+    out = applied(function, x * 1)
+    saved = getattr(out.grad_fn, "saved_tensors", ())  # what ctx.save_for_backward was given
+    before = out.detach().clone()
+    try:
+        out.add_(1)  # the caller changes the output in place between forward and backward
+        torch.autograd.grad(out.sum(), x)
+    except RuntimeError as error:
+        if "is a view and is being modified inplace" in str(error):
+            raise ValueError(
+                f"{function.__name__} returns a view of x, which the caller cannot change in place: return "
+                "x itself, marked with ctx.mark_dirty"
+            ) from None
+        if "modified by an inplace operation" not in str(error):
+            raise
+        return torch.tensor(1.0, dtype=torch.float64)
+    where = (
+        "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
+    )
+    if any(torch.equal(kept.detach(), before) for kept in saved):
+        raise ValueError(
+            f"after the caller changed the output in place, backward still ran: {where} saved a copy of the "
+            "output (as output.clone() makes), not the output itself. Autograd's version check, which makes "
+            "backward refuse, watches the copy, which the caller never changes; and the copy takes the "
+            "memory that working in place saves. Pass the output itself to ctx.save_for_backward"
+        )
+    raise ValueError(
+        "after the caller changed the output in place, backward still ran, on the changed values, so what "
+        "it read was not the output saved with ctx.save_for_backward, whose version check makes backward "
+        "refuse: it may be kept as an attribute of ctx (ctx.result = output), or saved as output.data, which "
+        "shares the output's memory but not the count of its changes in place that the version check reads. "
+        "Pass the output itself to ctx.save_for_backward"
+    )
+
+
+def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], point: torch.Tensor) -> None:
+    """Name why torch.func's first derivative of function at one point fails, if it does: an old-style
+    forward (no setup_context of its own, as torch.func itself tells it), an unmarked input saved as the
+    output, or a wrong formula: tanh taken of tanh(x), or a sign that grad(grad(...)) would flip back."""
+    name = function.__name__
+    if function.setup_context is torch.autograd.Function.setup_context:
+        raise ValueError(
+            f"torch.func refuses {name}: its forward takes ctx. Write forward(x) without ctx, and mark x "
+            "dirty and save the output in setup_context(ctx, inputs, output)"
+        )
+    first = torch.func.grad(lambda point: applied(function, point.clone()))(point)
+    at = f"torch.func's grad of {name} at x = {point.item():g}"
+    refuse_tanh_of_tanh(first, point, at)
+    slope = 1 - torch.tanh(point) ** 2
+    if torch.allclose(first, -slope):
+        raise ValueError(
+            f"{at} is {first.item():g}, the first derivative 1 - tanh(x)**2 with the wrong sign: check the "
+            "sign of backward's formula (grad(grad(...)) flips it back, so the second derivative alone "
+            "would not show it)"
+        )
+    if not torch.allclose(first, slope):
+        raise ValueError(
+            f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
+            "backward returns grad_out times the wrong derivative"
+        )
+
+
+def x_requires_grad(gen: torch.Generator) -> tuple[torch.Tensor]:
+    """x from -2 to 2, requiring grad."""
+    return (torch.linspace(-2, 2, 5, dtype=torch.float64, requires_grad=True),)
+
+
+def random_x(gen: torch.Generator) -> tuple[torch.Tensor]:
+    """x of a random shape, in [-3, 3)."""
+    shape = torch.randint(1, 5, (int(torch.randint(0, 3, (), generator=gen)),), generator=gen).tolist()
+    return (6 * torch.rand(shape, generator=gen, dtype=torch.float64) - 3,)
+
+
+def random_x_requiring_grad(gen: torch.Generator) -> tuple[torch.Tensor]:
+    """x of a random shape, in [-3, 3), requiring grad."""
+    return (random_x(gen)[0].requires_grad_(),)

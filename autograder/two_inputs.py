@@ -1,0 +1,165 @@
+"""What the tests of a Function of x and w computing w * x**2 (lesson 06's ScaledSquare) share.
+
+Each takes the student's Function and runs it as one test cell needs, telling a mistake the numbers
+reveal as what the answer did; the values of the derivatives are the checks' to compare.
+"""
+
+import torch
+
+
+def _where_it_saves(function: type[torch.autograd.Function]) -> str:
+    return (
+        "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
+    )
+
+
+def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor):
+    """function.apply(x, w), refusing a forward that changed x or w in place (their values or ._version,
+    which counts changes in place), even if it returns a new tensor."""
+    before = {"x": (x.detach().clone(), x._version), "w": (w.detach().clone(), w._version)}
+    out = function.apply(x, w)
+    for name, tensor in (("x", x), ("w", w)):
+        values, version = before[name]
+        if tensor._version != version or not torch.equal(tensor.detach(), values):
+            raise ValueError(
+                f"forward changed {name} in place (as {name}.pow_(2) or {name}.mul_(1) do), which the caller "
+                f"still holds: build a new tensor (w * x**2) and leave x and w alone"
+            )
+    return out
+
+
+def refuse_flags_read_swapped(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> None:
+    """Refuse a backward that reads w's flag for x: under torch.func's grad, which differentiates x alone,
+    ctx.needs_input_grad is (True, False), and such a backward returns None for x and a tensor for w."""
+    out = function.apply(x.detach().requires_grad_(), w.detach())
+    with torch.no_grad():
+        grads = function.backward(out.grad_fn, torch.ones_like(out))
+    returned_only_for_w = isinstance(grads, tuple) and len(grads) == 2 and grads[0] is None
+    if returned_only_for_w and grads[1] is not None and torch.allclose(grads[1], x**2):
+        raise ValueError(
+            "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
+            "for x and grad_w for w: it reads the flags swapped, needs_input_grad[1] (w's flag) for x and "
+            "needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
+        )
+
+
+def gradients_returned(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
+) -> torch.Tensor:
+    """Which gradients function's backward returns on the node autograd recorded: 1.0 for a tensor, 0.0
+    for None, in the order of the inputs. A gradient nobody needs, or returned in the wrong place, is
+    refused with what the answer did; the values are left to the derivative checks."""
+    out = function.apply(x, w)
+    node = out.grad_fn  # the ctx that setup_context filled in
+    with torch.no_grad():  # as autograd runs a first backward
+        grads = function.backward(node, grad_out)
+        swapped = (
+            grad_out * x**2 if node.needs_input_grad[1] else None,
+            grad_out * 2 * w * x if node.needs_input_grad[0] else None,
+        )
+    if not isinstance(grads, tuple) or len(grads) != 2:
+        returned = (
+            "one tensor"
+            if isinstance(grads, torch.Tensor)
+            else f"a {type(grads).__name__} of {len(grads)}"
+            if isinstance(grads, list | tuple)
+            else f"a {type(grads).__name__}"
+        )
+        raise ValueError(
+            f"backward returned {returned} where autograd wants one gradient per input, a tuple of two: "
+            "return grad_x, grad_w, with None in the place of an input that needs no gradient"
+        )
+    if all(
+        (got is None) == (want is None) and (got is None or torch.allclose(got, want))
+        for got, want in zip(grads, swapped, strict=True)
+    ):
+        raise ValueError(
+            "backward returns the gradients in the wrong order, (grad_w, grad_x): return one per input, in "
+            "the order forward takes them, (grad_x, grad_w)"
+        )
+    places = zip(("x", "w"), node.needs_input_grad, grads, strict=True)
+    for index, (name, needed, gradient) in enumerate(places):
+        if needed != (gradient is not None):
+            raise ValueError(
+                f"backward returned {'None' if gradient is None else 'a tensor'} in {name}'s place, but "
+                f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
+                f"grad: return {'its gradient' if needed else 'None'} there"
+            )
+    return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
+
+
+def gradients_needed(x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor) -> torch.Tensor:
+    """1.0 for each input that requires grad, 0.0 for one that does not: where backward returns a
+    gradient, and where None."""
+    return torch.tensor([float(x.requires_grad), float(w.requires_grad)], dtype=torch.float64)
+
+
+def refuses_inputs_changed_in_place(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> torch.Tensor:
+    """1.0 if backward refuses to run after the caller changes x, and after it changes w, in place, as
+    autograd's version check makes it do for tensors saved with ctx.save_for_backward."""
+    for name in ("x", "w"):
+        inputs = {"x": x.clone(), "w": w.clone()}
+        out = function.apply(inputs["x"], inputs["w"])
+        saved = getattr(out.grad_fn, "saved_tensors", ())  # what ctx.save_for_backward was given
+        inputs[name].add_(1)  # the caller changes one input in place between forward and backward
+        try:
+            torch.autograd.grad(out.sum(), x)
+        except RuntimeError as error:
+            if "modified by an inplace operation" not in str(error):
+                raise
+            continue
+        original = {"x": x, "w": w}[name]
+        where = _where_it_saves(function)
+        if any(
+            kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
+        ):
+            raise ValueError(
+                f"after the caller changed {name} in place, backward still ran: {where} saved a tensor "
+                f"that shares {name}'s memory, as {name}.data does, but not the count of {name}'s changes "
+                f"in place that autograd's version check reads. Pass {name} itself to ctx.save_for_backward"
+            )
+        if any(torch.equal(kept.detach(), original.detach()) for kept in saved):
+            raise ValueError(
+                f"after the caller changed {name} in place, backward still ran: "
+                f"{where} saved a copy of {name} (as {name}.clone() "
+                f"makes), not {name} itself. Autograd's version check, which makes backward refuse, "
+                f"watches the copy, which the caller never changes; and the copy takes as much memory "
+                f"again. Pass {name} itself to ctx.save_for_backward"
+            )
+        raise ValueError(
+            f"after the caller changed {name} in place, backward still ran, so {name} itself was not saved "
+            "with ctx.save_for_backward, whose version check makes backward refuse: it may be kept as an "
+            f"attribute of ctx, saved as a copy, or recomputed from other saved tensors. Pass {name} itself "
+            "to ctx.save_for_backward"
+        )
+    return torch.tensor(1.0, dtype=torch.float64)
+
+
+def random_pair(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """x and w of a random length, with random values in [-2, 2)."""
+    count = int(torch.randint(1, 9, (), generator=gen))
+    return tuple(4 * torch.rand(count, generator=gen, dtype=torch.float64) - 2 for _ in range(2))
+
+
+def only_w_requires_grad(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random x, w and grad_out, where only w requires grad."""
+    count = int(torch.randint(1, 9, (), generator=gen))
+    x, w, grad_out = (torch.randn(count, generator=gen, dtype=torch.float64) for _ in range(3))
+    return x, w.requires_grad_(), grad_out
+
+
+def only_x_requires_grad(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random x, w and grad_out, where only x requires grad."""
+    x, w, grad_out = only_w_requires_grad(gen)
+    return x.requires_grad_(), w.detach(), grad_out
+
+
+def both_require_grad(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """x and w of a random length, both requiring grad."""
+    count = int(torch.randint(1, 9, (), generator=gen))
+    x, w = (torch.randn(count, generator=gen, dtype=torch.float64) for _ in range(2))
+    return x.requires_grad_(), w.requires_grad_()
