@@ -325,7 +325,7 @@ MUTANTS = [
         "forgets_mark_dirty",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
-        says="TanhInPlace changed x in place and returns it, but setup_context does not call ctx.mark_dirty(x)",
+        says="changed x in place and returns it, but setup_context does not call ctx.mark_dirty(x)",
         by_nbgrader=True,
     ),
     _tanh_in_place(
