@@ -1059,7 +1059,7 @@ def test_second_function_returning_too_few_gradients_is_reported_not_crashed():
     message = failure(check_second_derivative, cube_through(ScaledCubeOneGradient), lambda x: x**3)
     assert message.startswith("Second derivative: differentiating the gradient of Cube on x of shape ()")
     assert "returned an incorrect number of gradients" in message
-    assert "one per input of its forward, in order" in message
+    assert "one gradient per input of forward, in order" in message
 
 
 def test_saving_a_detached_copy_is_named_as_the_cut():
@@ -1182,9 +1182,10 @@ def test_error_in_backward_names_the_exception_and_the_input_shape():
     assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
     assert message.endswith(
-        " on x of shape () Likely cause: a backward (the one the error names) that does not return its "
-        "gradients one per input of its forward, in order, as a tuple (None in the place of an input that "
-        "needs none); autograd counts a list, or a tensor returned alone, as one."
+        " on x of shape () Likely cause: the backward the error names returns a count of gradients other "
+        "than its forward's inputs. Return one gradient per input of forward, in order, each a tensor or "
+        "None (for an input that needs none): for one input, the tensor itself or a tuple of one; for "
+        "several, a tuple. Autograd counts a list, or a tensor returned alone, as one."
     )
 
 
