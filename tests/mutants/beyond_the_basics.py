@@ -102,7 +102,7 @@ MUTANTS = [
         ),
         says=(
             "backward returned one tensor where autograd wants one gradient per input, a tuple of two",
-            "autograd counts a list, or a tensor returned alone, as one",
+            "Autograd counts a list, or a tensor returned alone, as one",
         ),
         by_nbgrader=True,
     ),
@@ -110,7 +110,7 @@ MUTANTS = [
         "returns_a_list_of_gradients",
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return [grad_x, grad_w]"),
-        says=("autograd counts a list, or a tensor returned alone, as one", "backward returned a list of 2"),
+        says=("Autograd counts a list, or a tensor returned alone, as one", "backward returned a list of 2"),
         by_nbgrader=True,
     ),
     _scaled_square(
