@@ -229,7 +229,7 @@ def test_before_the_due_date_feedback_withholds_what_a_hidden_test_said(semester
     assert said.splitlines()[0] not in page
 
 
-def test_sigterm_while_grading_then_a_restart_grades_what_landed_meanwhile_and_nothing_twice(semester):
+def test_sigterm_then_a_restart_grades_what_landed_meanwhile_nothing_twice_and_keeps_held_ones(semester):
     course, students, service = semester.course, semester.students, semester.service
     carol, bob = students["carol"], students["bob"]
     carol.answer(answers_of("detach_in_backward"))
@@ -252,14 +252,31 @@ def test_sigterm_while_grading_then_a_restart_grades_what_landed_meanwhile_and_n
     semester.service = restarted = Running(course, "--workers", "2")
     restarted.wait_for("serving gradgrad")
     regraded = {line.split()[1] for line in restarted.seen if line.endswith("after a restart")}
-    # Carol's, stopped mid-grading; bob's, landed meanwhile; mallory's, held by the hourly limit.
-    assert regraded == {"gg-carol", "gg-bob", "gg-mallory"}
+    # Carol's, stopped mid-grading, and bob's, landed meanwhile; mallory's stays held by the hourly limit.
+    assert regraded == {"gg-carol", "gg-bob"}
+    restarted.wait_for(rf"held gg-mallory\+{LESSON}\+.*: gg-mallory had {PER_HOUR} submissions graded")
     assert graded_score(course, "gg-bob") < 4
     assert graded_score(course, "gg-carol") < 4
     assert len(carol.fetched_feedback()) == 2
+    only = ["--student", "gg-carol", "--student", "gg-bob"]
     again = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "--course", str(course), LESSON, "--workers", "1"],
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "--course",
+            str(course),
+            LESSON,
+            "--workers",
+            "1",
+            *only,
+        ],
         capture_output=True,
         text=True,
     )
-    assert again.stderr.startswith("nothing changed since the last run"), again.stderr
+    # Everything is graded as `grade --course` would grade it, but for the one submission still held.
+    assert again.stderr.startswith(
+        "nothing to grade for --student/--assignment; "
+        "1 changed notebook outside --student/--assignment left as they are"
+    ), again.stderr

@@ -226,20 +226,49 @@ class Service:
 
     def catch_up(self) -> None:
         """What landed or changed while the service was down: graded as `grade --course` would, and
-        every collected submission whose feedback is not out gets it."""
+        every collected submission whose feedback is not out gets it; but a submission of a student at
+        the hourly limit stays queued, to be graded when the limit allows, as if no restart happened."""
+        now = time.time()
+        self._queue_held(now)
+        held = {key for key in self.queue if self._limited(key[0], now)}
         for release in sorted(self.exchange.released_assignments.glob("*")):
             assignment = release.name
+            collected = set(self._collected(assignment))
+            waiting = {student for student, of in held if of == assignment}
+            students = frozenset(collected - waiting) if waiting else None
             try:
-                graded = self.grade_assignment(assignment, None)
+                graded = self.grade_assignment(assignment, students)
             except GradingError:
                 continue  # nothing of it collected yet
-            for student in sorted(self._collected(assignment)):
+            for student in sorted(collected - waiting):
                 self.queue.pop((student, assignment), None)
                 if (student, assignment) in graded or self.feedback_missing(student, assignment):
                     self.release(student, assignment, landed=None)
+        queued = {waiting.entry.name for waiting in self.queue.values()}
         for name, outcome in list(self.state.entries.items()):
-            if outcome == "collected":
+            if outcome == "collected" and name not in queued:
                 self.state.mark(name, "graded")
+
+    def _limited(self, student: str, now: float) -> bool:
+        return self.state.next_grading(student, self.settings.graded_per_hour, now) is not None
+
+    def _queue_held(self, now: float) -> None:
+        """Queue again what a student at the hourly limit had collected and not yet graded when the
+        service stopped, unless a newer submission of theirs is queued already."""
+        collected = [name for name, outcome in self.state.entries.items() if outcome == "collected"]
+        entries = [entry for name in collected if (entry := inbound.parse(self.exchange.inbound / name))]
+        for entry in sorted(entries, key=lambda entry: entry.timestamp, reverse=True):
+            if not self._limited(entry.student, now):
+                continue
+            newer = self.queue.get(entry.key)
+            if newer is None:
+                try:
+                    landed = entry.path.lstat().st_ctime
+                except FileNotFoundError:
+                    landed = now
+                self.queue[entry.key] = _Waiting(entry, landed)
+            elif newer.entry.name != entry.name:
+                self.supersede(entry.name, _again(entry.student))
 
     def _collected(self, assignment: str) -> list[str]:
         return [path.parent.name for path in self.exchange.submitted.glob(f"*/{assignment}") if path.is_dir()]
