@@ -26,16 +26,18 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
 
 
 def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None:
-    """Name a first derivative equal to 1 - tanh(tanh(x))**2: backward took tanh of a tensor that already
-    holds tanh(x). Input and output are one tensor, so this holds whichever of them was saved."""
+    """Name a first derivative equal to 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds
+    tanh(x), in backward or when saving one (after forward, x holds tanh(x)). Input and output are one
+    tensor, so this holds whichever of them was saved."""
     x = x.detach()
     if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
         slope, 1 - torch.tanh(torch.tanh(x)) ** 2
     ):
         raise ValueError(
-            f"{what} is 1 - tanh(tanh(x))**2: backward takes tanh of a tensor that already holds tanh(x). "
-            "Forward overwrote x with tanh(x), and the output is that same tensor, so the tensor saved, "
-            "output or input, is tanh(x) itself: use it as it is, grad_out * (1 - result**2)"
+            f"{what} is 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds tanh(x), in "
+            "backward or where a tensor was saved (once forward has run, x holds tanh(x)). Forward overwrote "
+            "x with tanh(x), and the output is that same tensor, so the tensor to save, output or input, is "
+            "tanh(x) itself: save it and use it as it is, grad_out * (1 - result**2)"
         )
 
 
@@ -99,6 +101,13 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
             "output (as output.clone() makes), not the output itself. Autograd's version check, which makes "
             "backward refuse, watches the copy, which the caller never changes; and the copy takes the "
             "memory that working in place saves. Pass the output itself to ctx.save_for_backward"
+        )
+    if saved and all(kept.data_ptr() != out.data_ptr() for kept in saved):
+        raise ValueError(
+            f"after the caller changed the output in place, backward still ran: {where} saved a new tensor "
+            "with ctx.save_for_backward, not the output, so autograd's version check, which makes backward "
+            "refuse, watches that tensor instead. Pass the output itself to ctx.save_for_backward: it holds "
+            "tanh(x) already (a tanh taken when saving, as torch.tanh(x) in setup_context, is of tanh(x))"
         )
     raise ValueError(
         "after the caller changed the output in place, backward still ran, on the changed values, so what "

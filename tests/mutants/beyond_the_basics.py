@@ -407,7 +407,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
-        says="backward takes tanh of a tensor that already holds tanh(x)",
+        says="tanh was taken of a tensor that already holds tanh(x)",
         by_nbgrader=True,
     ),
     # The output is saved, as it should be, then taken tanh of again: the numbers are those of the input's.
@@ -417,7 +417,18 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says=(
             "TanhInPlace's first derivative is 1 - tanh(tanh(x))**2",
-            "so the tensor saved, output or input, is tanh(x) itself: use it as it is",
+            "so the tensor to save, output or input, is tanh(x) itself: save it and use it as it is",
+        ),
+        by_nbgrader=True,
+    ),
+    # A new tanh computed when saving: x already holds tanh(x), so what is saved is tanh(tanh(x)).
+    _tanh_in_place(
+        "tanhinplace_saves_tanh_of_the_overwritten_x",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(torch.tanh(inputs[0]))"),
+        says=(
+            "tanh was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
+            "setup_context saved a new tensor with ctx.save_for_backward, not the output",
         ),
         by_nbgrader=True,
     ),
