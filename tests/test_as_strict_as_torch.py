@@ -137,6 +137,7 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "gradients_in_wrong_order",
             "grad_x_without_w",
             "grad_w_with_grad_xs_formula",
+            "grad_x_without_the_factor_2",
         )
     },
     ("06_beyond_the_basics", "detaches_grad_x"): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT),
