@@ -7,6 +7,8 @@ every lesson cannot know that it is meant to.
 
 import torch
 
+from autograder.two_inputs import where_it_saves
+
 
 def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """function.apply(x), telling autograd's refusal to save an unmarked input returned as the output as
@@ -92,9 +94,7 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
         if "modified by an inplace operation" not in str(error):
             raise
         return torch.tensor(1.0, dtype=torch.float64)
-    where = (
-        "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
-    )
+    where = where_it_saves(function)
     if any(torch.equal(kept.detach(), before) for kept in saved):
         raise ValueError(
             f"after the caller changed the output in place, backward still ran: {where} saved a copy of the "

@@ -7,7 +7,8 @@ reveal as what the answer did; the values of the derivatives are the checks' to 
 import torch
 
 
-def _where_it_saves(function: type[torch.autograd.Function]) -> str:
+def where_it_saves(function: type[torch.autograd.Function]) -> str:
+    """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward."""
     return (
         "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
     )
@@ -113,7 +114,7 @@ def refuses_inputs_changed_in_place(
                 raise
             continue
         original = {"x": x, "w": w}[name]
-        where = _where_it_saves(function)
+        where = where_it_saves(function)
         if any(
             kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
         ):
