@@ -181,12 +181,6 @@ def test_once_differentiable_gradient_is_unconnected_for_autograd_grad() -> None
         autograd.grad(grad_x.sum(), x)
 
 
-def test_once_differentiable_gradient_is_a_silent_zero_for_autograd_grad_allowed_unused() -> None:
-    x, grad_x = _once_grad_x()
-    (second,) = autograd.grad(grad_x.sum(), x, allow_unused=True, materialize_grads=True)
-    torch.testing.assert_close(second, torch.zeros_like(x))
-
-
 def test_once_differentiable_without_a_downstream_loss_gives_a_constant_gradient() -> None:
     x = make_x((3,))
     (grad_x,) = autograd.grad(_OnceScaledSquare.apply(x, W).sum(), x, create_graph=True)
