@@ -190,11 +190,17 @@ MUTANTS = [
         (_GRAD_W, "grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None"),
         says=("First derivative with respect to w is wrong", "the derivative formula in backward is wrong"),
     ),
+    # Under torch.func's grad, which differentiates x alone, grad_x comes back in w's place and x gets none.
     _scaled_square(
         "gradients_in_wrong_order",
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return grad_w, grad_x"),
-        says=("the gradient for w in the place of x", "backward returns the gradients in the wrong order"),
+        says=(
+            "the gradient for w in the place of x",
+            "backward returns the gradients in the wrong order",
+            "backward returned None for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients "
+            "in the wrong order",
+        ),
     ),
     # Its gradients are right; autograd may hand the grad_out it changed to other nodes, and in a double
     # backward, where grad_out requires grad, refuses the change.
