@@ -549,10 +549,33 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
         problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
         if problem:
             weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
-            raise FailedCheckError(
-                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
-                f"{problem}. Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
+            wrong = (
+                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: {problem}."
             )
+            mistaken = _mistaken_gradients(name, expected, gotten)
+            if mistaken:
+                raise FailedCheckError(f"{wrong}\nLikely cause: {mistaken}")
+            raise FailedCheckError(
+                f"{wrong} Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
+            )
+
+
+def _mistaken_gradients(name: str, expected: dict, gotten: list) -> str | None:
+    """The cause of a known mistake that returns the reference's result with other gradients, where those
+    are the gradients measured; None where no such mistake gives them."""
+    for mistake in expected.get("mistakes", []):
+        if "flow" not in mistake:
+            continue
+        try:
+            _compare_returned(name, expected["result"], mistake["result"], "the result", {})
+        except FailedCheckError:
+            continue
+        if not any(
+            mismatch(m, torch.zeros_like(m) if g is None else g, [], [])
+            for m, g in zip(mistake["flow"], gotten, strict=True)
+        ):
+            return arrays.text(mistake["cause"])
+    return None
 
 
 _COMPARISONS = {

@@ -447,6 +447,7 @@ MUTANTS = [
         says=(
             "tanh was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
             "setup_context saved a new tensor with ctx.save_for_backward, not the output",
+            "Likely cause: its first derivative is 1 - tanh(tanh(x))**2",
         ),
         by_nbgrader=True,
     ),
