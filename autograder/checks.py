@@ -183,7 +183,8 @@ def check_result(
     arguments, and the gradients flowing back from the result to those. `randomized=True` seeds the
     generator afresh in the checker process, so hidden tests catch hard-coded answers.
     `mistakes` maps the cause of a mistake students make to a function returning what that mistake
-    returns: a wrong result equal to one of them is reported with its cause.
+    returns: a wrong result equal to one of them is reported with its cause, and so are wrong gradients
+    equal to those flowing back from one that returns the right result.
     Raises AssertionError saying what is wrong and the likely mistake.
     """
     _reference_names(reference)

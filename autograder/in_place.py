@@ -27,6 +27,15 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
         ) from None
 
 
+# A first derivative of tanh taken of a tensor that holds tanh(x) already, and why it is.
+_TANH_OF_TANH = (
+    "is 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds tanh(x), in backward or where a "
+    "tensor was saved (once forward has run, x holds tanh(x)). Forward overwrote x with tanh(x), and the "
+    "output is that same tensor, so the tensor to save, output or input, is tanh(x) itself: save it and use "
+    "it as it is, grad_out * (1 - result**2)"
+)
+
+
 def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None:
     """Name a first derivative equal to 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds
     tanh(x), in backward or when saving one (after forward, x holds tanh(x)). Input and output are one
@@ -35,12 +44,18 @@ def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None
     if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
         slope, 1 - torch.tanh(torch.tanh(x)) ** 2
     ):
-        raise ValueError(
-            f"{what} is 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds tanh(x), in "
-            "backward or where a tensor was saved (once forward has run, x holds tanh(x)). Forward overwrote "
-            "x with tanh(x), and the output is that same tensor, so the tensor to save, output or input, is "
-            "tanh(x) itself: save it and use it as it is, grad_out * (1 - result**2)"
-        )
+        raise ValueError(f"{what} {_TANH_OF_TANH}")
+
+
+def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x), with the first derivative 1 - tanh(tanh(x))**2: what the caller's tensor holds after a
+    TanhInPlace that takes tanh of the tensor forward overwrote with tanh(x)."""
+    slope = 1 - torch.tanh(torch.tanh(x.detach())) ** 2
+    return torch.tanh(x).detach() + slope * (x - x.detach())
+
+
+# The test of the caller's tensor names that mistake by its gradient, as check_result's mistakes.
+TANH_OF_TANH = {f"its first derivative {_TANH_OF_TANH}.": tanh_differentiated_as_tanh_of_tanh}
 
 
 def on_a_copy(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:

@@ -29,20 +29,31 @@ def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.T
     return out
 
 
-def refuse_flags_read_swapped(
+def refuse_gradients_out_of_place(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> None:
-    """Refuse a backward that reads w's flag for x: under torch.func's grad, which differentiates x alone,
-    ctx.needs_input_grad is (True, False), and such a backward returns None for x and a tensor for w."""
+    """Refuse a backward that, under torch.func's grad, which differentiates x alone and so sets
+    ctx.needs_input_grad to (True, False), returns None for x and a tensor for w: grad_w's x**2 there is
+    the flags read swapped, grad_x's 2 * w * x the gradients returned in the wrong order. Either way
+    torch.func finds no gradient for x, and its second derivative in x is 0."""
     out = function.apply(x.detach().requires_grad_(), w.detach())
     with torch.no_grad():
         grads = function.backward(out.grad_fn, torch.ones_like(out))
     returned_only_for_w = isinstance(grads, tuple) and len(grads) == 2 and grads[0] is None
-    if returned_only_for_w and grads[1] is not None and torch.allclose(grads[1], x**2):
+    if not returned_only_for_w or not isinstance(grads[1], torch.Tensor) or grads[1].shape != x.shape:
+        return
+    if torch.allclose(grads[1], x**2):
         raise ValueError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
             "for x and grad_w for w: it reads the flags swapped, needs_input_grad[1] (w's flag) for x and "
             "needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
+        )
+    if torch.allclose(grads[1], 2 * w * x):
+        raise ValueError(
+            "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
+            "for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients in the wrong order, "
+            "(grad_w, grad_x), so torch.func finds no gradient for x. Forward takes (x, w): return "
+            "(grad_x, grad_w)"
         )
 
 

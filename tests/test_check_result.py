@@ -439,6 +439,20 @@ def test_a_wrong_gradient_through_a_function_blames_its_backward_alone():
     assert "did not record" not in message
 
 
+def test_a_wrong_gradient_equal_to_a_known_mistakes_is_told_with_its_cause():
+    """A mistake that returns the right result names a gradient equal to its own; one that returns a wrong
+    result, with the same gradient, names only results."""
+    mistakes = {
+        "it forgets the 1": lambda x: 2 * x.detach() + 3 * (x - x.detach()),
+        "backward gives 3": lambda x: 2 * x.detach() - 1 + 3 * (x - x.detach()),
+    }
+    message = failure(doubled_less_one, lambda x: 2 * x - 1, a_parameter, mistakes=mistakes)
+    assert message.startswith("The gradient of the result of doubled_less_one with respect to x is wrong")
+    assert " Likely cause: backward gives 3 " in message
+    assert "forgets" not in message
+    assert "DoubleWithAWrongBackward" not in message
+
+
 def gradients_of_x_only(x, w):
     return 2 * w * x, None
 

@@ -905,6 +905,19 @@ def test_backward_changing_grad_out_in_place_fails_first_derivative_naming_it():
     assert "Compute grad_x into a new tensor" in message
 
 
+def test_backward_changing_grad_out_in_place_fails_second_derivative_naming_it_not_a_leaf():
+    """With create_graph=True, grad_out requires grad and autograd refuses the change with its words about
+    a leaf; the message says it was grad_out that backward changed, shown as in a first backward."""
+    message = failure(check_second_derivative, SquareChangesGradOutInPlace.apply, square)
+    assert message.startswith(
+        "Second derivative: the backward of SquareChangesGradOutInPlace changes grad_out in place, on x of "
+        "shape ():"
+    )
+    assert "a leaf Variable that requires grad is being used in an in-place operation" in message
+    assert "in a double backward grad_out requires grad (gradgradcheck makes it a leaf)" in message
+    assert "Build a new tensor: grad_x = grad_out * (...)." in message
+
+
 @pytest.mark.parametrize("check", CHECKS)
 def test_forward_that_forgets_to_return_is_named_by_every_check(check):
     message = failure(check, SquareForgetsToReturn.apply, square)

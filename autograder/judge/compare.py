@@ -132,9 +132,9 @@ def _backward_error(record: dict) -> None:
         raise FailedCheckError(arrays.text(record["backward_error"]))
 
 
-def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
-    """backward must leave the incoming gradient as autograd gave it: autograd may hand that very tensor
-    to other parts of the graph, which would then get a changed one."""
+def _changed_grad_out(names: list[str], keep: dict, record: dict) -> str | None:
+    """Where a backward run as a first backward left an incoming gradient other than autograd gave it
+    (which output's, on which input, and its values there), or None where it left every one alone."""
     after = [_node(g) for g in record["grad_outs_after"]]
     for label, (sent, now) in enumerate(zip(keep["grad_outs"], after, strict=True)):
         index = first_difference(sent, now) if isinstance(now, torch.Tensor) else ()
@@ -145,12 +145,38 @@ def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> Non
             if isinstance(now, torch.Tensor)
             else ""
         )
+        return f"{_output_label(label, len(after))}, on {samples.describe(names, keep['inputs'])}{shown}"
+    return None
+
+
+def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
+    """backward must leave the incoming gradient as autograd gave it: autograd may hand that very tensor
+    to other parts of the graph, which would then get a changed one."""
+    where = _changed_grad_out(names, keep, record)
+    if where is not None:
         raise FailedCheckError(
-            f"First derivative: the backward of {name} changes grad_out in place"
-            f"{_output_label(label, len(after))}, on {samples.describe(names, keep['inputs'])}{shown}.\n"
+            f"First derivative: the backward of {name} changes grad_out in place{where}.\n"
             "Likely cause: grad_out.mul_(...) or grad_out *= ...: autograd may hand that tensor to other "
             "parts of the graph, which then get a wrong gradient. Compute grad_x into a new tensor: "
             "grad_x = grad_out * (...)."
+        )
+
+
+def _grad_out_kept_in_double_backward(name: str, names: list[str], keep: dict, record: dict) -> None:
+    """A backward that failed with create_graph=True, and changes grad_out in place where grad_out does
+    not require grad, failed for that change: in a double backward grad_out requires grad, and autograd
+    refuses to change it in place."""
+    if "backward_error" not in record or "grad_outs_after" not in record:
+        return
+    where = _changed_grad_out(names, keep, record)
+    if where is not None:
+        failed = arrays.text(record["backward_error"]).splitlines()[0]
+        raise FailedCheckError(
+            f"Second derivative: the backward of {name} changes grad_out in place{where}, run as a first "
+            f"backward. With create_graph=True it fails: {failed}\n"
+            "Likely cause: grad_out.mul_(...) or grad_out *= ...: in a double backward grad_out requires "
+            "grad (gradgradcheck makes it a leaf), and autograd does not change a leaf that requires grad "
+            "in place. Build a new tensor: grad_x = grad_out * (...)."
         )
 
 
@@ -270,6 +296,7 @@ def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> st
 def compare_second_derivative(name, names, expected, measurement, where) -> None:
     for keep, record in _samples_of(expected, measurement):
         outputs = _outputs(name, keep, record)
+        _grad_out_kept_in_double_backward(name, names, keep, record)
         _backward_error(record)
         got = [_node(g) for g in record["grads"]]
         if any(g is None or mismatch(w, g, [], []) for w, g in zip(keep["grads"], got, strict=True)):
@@ -522,10 +549,33 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
         problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
         if problem:
             weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
-            raise FailedCheckError(
-                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: "
-                f"{problem}. Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
+            wrong = (
+                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: {problem}."
             )
+            mistaken = _mistaken_gradients(name, expected, gotten)
+            if mistaken:
+                raise FailedCheckError(f"{wrong}\nLikely cause: {mistaken}")
+            raise FailedCheckError(
+                f"{wrong} Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
+            )
+
+
+def _mistaken_gradients(name: str, expected: dict, gotten: list) -> str | None:
+    """The cause of a known mistake that returns the reference's result with other gradients, where those
+    are the gradients measured; None where no such mistake gives them."""
+    for mistake in expected.get("mistakes", []):
+        if "flow" not in mistake:
+            continue
+        try:
+            _compare_returned(name, expected["result"], mistake["result"], "the result", {})
+        except FailedCheckError:
+            continue
+        if not any(
+            mismatch(m, torch.zeros_like(m) if g is None else g, [], [])
+            for m, g in zip(mistake["flow"], gotten, strict=True)
+        ):
+            return arrays.text(mistake["cause"])
+    return None
 
 
 _COMPARISONS = {

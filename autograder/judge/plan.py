@@ -82,13 +82,33 @@ def _built(builder: Callable, seed: int) -> tuple:
     return args if isinstance(args, tuple) else (args,)
 
 
-def _mistaken(mistakes: dict[str, Callable], builder: Callable, seed: int) -> list[dict]:
-    """What each known mistake returns, on its own copy of the arguments: its cause names a wrong
-    result equal to it."""
-    return [
-        {"cause": cause, "result": arrays.tree(wrong(*_built(builder, seed)))}
-        for cause, wrong in mistakes.items()
-    ]
+def _flow(result, leaves: list[torch.Tensor], flow: list[int], cotangents: list[torch.Tensor]):
+    """The gradients flowing back from the tensors of `result` at `flow`, weighted by `cotangents`, to
+    `leaves` (zero where none flows)."""
+    tensors = samples.tensors(result)
+    grads = torch.autograd.grad([tensors[index] for index in flow], leaves, cotangents, allow_unused=True)
+    return [g.detach() for g in _zeros_for_none(grads, leaves)]
+
+
+def _mistaken(
+    mistakes: dict[str, Callable], builder: Callable, names: list[str], seed: int, flow: dict
+) -> list[dict]:
+    """What each known mistake returns, on its own copy of the arguments, and the gradients flowing back
+    from it as `flow` ("flow", "cotangents") asks: its cause names a wrong result equal to it, or a wrong
+    gradient equal to its own where it returns the right result."""
+    made = []
+    for cause, wrong in mistakes.items():
+        args = _built(builder, seed)
+        result = wrong(*args)
+        mistake = {"cause": cause, "result": arrays.tree(result)}
+        if flow["flow"]:
+            try:
+                leaves = [leaf for _, leaf in samples.leaves(args, names)]
+                mistake["flow"] = _flow(result, leaves, flow["flow"], flow["cotangents"])
+            except Exception:  # noqa: BLE001 - a mistake that cannot be differentiated names only values
+                pass
+        made.append(mistake)
+    return made
 
 
 def plan_result(
@@ -115,7 +135,6 @@ def plan_result(
         "leaves": [label for label, _ in leaves],
         "result": arrays.tree(result),
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
-        "mistakes": _mistaken(mistakes or {}, builder, seed),
         "arguments": arguments,
     }
     tensors = samples.tensors(result)
@@ -127,10 +146,8 @@ def plan_result(
             torch.ones_like(c) if c.numel() == 1 else c
             for c in samples.like([tensors[index] for index in flow], gen)
         ]
-        wanted = torch.autograd.grad(
-            [tensors[index] for index in flow], [leaf for _, leaf in leaves], cotangents, allow_unused=True
-        )
         probe |= {"flow": flow, "cotangents": cotangents}
-        expected["flow"] = [g.detach() for g in _zeros_for_none(wanted, [leaf for _, leaf in leaves])]
+        expected["flow"] = _flow(result, [leaf for _, leaf in leaves], flow, cotangents)
         expected["scalar"] = all(c.numel() == 1 for c in cotangents)
+    expected["mistakes"] = _mistaken(mistakes or {}, builder, names, seed, probe)
     return {"names": names, "probe": probe, "expected": expected}

@@ -218,7 +218,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
-            _second_derivative(record, name, names, outputs, inputs, sample)
+            _second_derivative(record, name, names, function, outputs, inputs, sample)
         record["gradcheck"] = _gradcheck(kind, function, inputs, sample, request.get("batched") is True)
         record["changes_outputs"] = diagnose.changes_outputs_in_backward(
             _as_outputs(_called(name, function, inputs, "")[0]), inputs
@@ -261,11 +261,23 @@ def _first_derivative(record, name, names, outputs, inputs, grad_outs) -> None:
         record["grads"] = [arrays.tree(g) for g in grads]
 
 
-def _second_derivative(record, name, names, outputs, inputs, sample) -> None:
+def _grad_outs_after_a_first_backward(record, name, names, function, inputs, grad_outs) -> None:
+    """What a backward that failed with create_graph=True does to incoming gradients that do not require
+    grad, run again as a first backward on a fresh call: the judge tells a change in place, which autograd
+    refuses where grad_out requires grad, from the numbers."""
+    again, error = _called(name, function, inputs, "")
+    if error is None and len(_as_outputs(again)) == len(grad_outs):
+        plain = [g.clone() for g in grad_outs]
+        _backward(name, names, _as_outputs(again), inputs, plain, create_graph=False)
+        record["grad_outs_after"] = [arrays.tree(g) for g in plain]
+
+
+def _second_derivative(record, name, names, function, outputs, inputs, sample) -> None:
     grad_outs = tuple(g.clone().requires_grad_() for g in sample["grad_outs"])
     grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=True)
     if error:
         record["backward_error"] = error
+        _grad_outs_after_a_first_backward(record, name, names, function, inputs, sample["grad_outs"])
         return
     record["grads"] = [arrays.tree(g) for g in grads]
     if any(g is None for g in grads):

@@ -190,11 +190,29 @@ MUTANTS = [
         (_GRAD_W, "grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None"),
         says=("First derivative with respect to w is wrong", "the derivative formula in backward is wrong"),
     ),
+    # Under torch.func's grad, which differentiates x alone, grad_x comes back in w's place and x gets none.
     _scaled_square(
         "gradients_in_wrong_order",
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return grad_w, grad_x"),
-        says=("the gradient for w in the place of x", "backward returns the gradients in the wrong order"),
+        says=(
+            "the gradient for w in the place of x",
+            "backward returns the gradients in the wrong order",
+            "backward returned None for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients "
+            "in the wrong order",
+        ),
+    ),
+    # Its gradients are right; autograd may hand the grad_out it changed to other nodes, and in a double
+    # backward, where grad_out requires grad, refuses the change.
+    _scaled_square(
+        "changes_grad_out_in_place",
+        {_FIRST, _SECOND},
+        (_GRAD_X, "grad_x = grad_out.mul_(2 * w * x) if ctx.needs_input_grad[0] else None"),
+        says=(
+            "First derivative: the backward of ScaledSquare changes grad_out in place",
+            "Second derivative: the backward of ScaledSquare changes grad_out in place",
+            "in a double backward grad_out requires grad (gradgradcheck makes it a leaf)",
+        ),
     ),
     _scaled_square(
         "ignores_needs_input_grad",
@@ -429,8 +447,16 @@ MUTANTS = [
         says=(
             "tanh was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
             "setup_context saved a new tensor with ctx.save_for_backward, not the output",
+            "Likely cause: its first derivative is 1 - tanh(tanh(x))**2",
         ),
         by_nbgrader=True,
+    ),
+    # The first derivative names it, before gradgradcheck's leaf grad_out would refuse it.
+    _tanh_in_place(
+        "tanhinplace_changes_grad_out_in_place",
+        {_IN_PLACE_DERIVATIVES},
+        (_IN_PLACE_SLOPE, "return grad_out.mul_(1 - result**2)"),
+        says="First derivative: the backward of TanhInPlace changes grad_out in place",
     ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",

@@ -77,12 +77,16 @@ MUTANTS = [
         (_EXP_BACKWARD, "return result.mul_(grad_out)"),
         says="backward changes a tensor in place",
     ),
-    # Right for Exp alone, but any other node handed the same grad_out receives the changed one.
+    # Right for Exp alone, but any other node handed the same grad_out receives the changed one; a double
+    # backward, where grad_out requires grad, refuses the change.
     _exp(
         "grad_out_changed_in_place",
         {_EXP_FIRST, _EXP_SECOND},
         (_EXP_BACKWARD, "return grad_out.mul_(result)"),
-        says="changes grad_out in place",
+        says=(
+            "First derivative: the backward of Exp changes grad_out in place",
+            "Second derivative: the backward of Exp changes grad_out in place",
+        ),
     ),
     _exp(
         "patches_the_checks",
