@@ -260,6 +260,16 @@ def test_reentrant_checkpoint_refuses_autograd_grad() -> None:
         autograd.grad(out.sum(), x, create_graph=True)
 
 
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_backward_with_create_graph_keeps_a_graph_only_when_non_reentrant(reentrant: bool) -> None:
+    x = make_x((3,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True) warns about the cycle it makes
+        checkpoint(_block, x, use_reentrant=reentrant).sum().backward(create_graph=True)
+    assert (x.grad.grad_fn is None) == reentrant
+    assert x.grad.requires_grad != reentrant
+
+
 def test_non_reentrant_checkpoint_gives_second_derivatives() -> None:
     x = make_x((3,))
     (grad_x,) = autograd.grad(checkpoint(_block, x, use_reentrant=False).sum(), x, create_graph=True)
