@@ -153,7 +153,7 @@ MUTANTS = [
             "Only a Function meant to work in place marks that input with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is",
-            "when called with the x, w, grad_out that `x_is_data` builds\nLikely cause: forward returns one "
+            "when called with the x, w, grad_out that `x_is_data` builds Likely cause: forward returns one "
             "of its inputs itself",
         ),
         by_nbgrader=True,
