@@ -476,6 +476,24 @@ class SquareWithoutSetupContext(Function):
         return grad_out
 
 
+class SquareWithCtxBesideSetupContext(Function):
+    """forward written with ctx, the old style's, beside a setup_context: autograd calls forward(x), and ctx
+    takes x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x**2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_out
+
+
 def sqrt_squared(x):
     """The identity computed as sqrt(x)**2, which is NaN for negative inputs."""
     return torch.sqrt(x) ** 2
@@ -1100,6 +1118,16 @@ def test_new_style_forward_without_setup_context_is_named():
     message = failure(check_forward, SquareWithoutSetupContext.apply, square)
     assert message.startswith("SquareWithoutSetupContext raised TypeError: ")
     assert "needs a setup_context(ctx, inputs, output) staticmethod" in message
+
+
+@pytest.mark.parametrize("check", [check_forward, check_first_derivative])
+def test_forward_taking_ctx_beside_setup_context_is_named(check):
+    message = failure(check, SquareWithCtxBesideSetupContext.apply, square)
+    assert message.startswith("SquareWithCtxBesideSetupContext raised TypeError: missing a required argument")
+    assert (
+        "Likely cause: SquareWithCtxBesideSetupContext defines setup_context, so autograd calls forward with "
+        "the inputs alone, forward(x), and its first parameter `ctx` took x." in message
+    )
 
 
 def test_name_argument_names_the_function_in_messages():

@@ -124,8 +124,9 @@ def cut_from_graph(output: torch.Tensor) -> str:
     if _saved_without_history(output):
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
-            "records nothing), or a .detach()ed or .clone()d copy. Save the inputs and outputs "
-            "themselves; return an intermediate as an extra output and save that very tensor."
+            "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself. "
+            "Save the inputs and outputs themselves; return an intermediate as an extra output and save "
+            "that very tensor."
         )
     return untracked_in_backward(output) or (
         "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
@@ -349,7 +350,40 @@ def _gradient_like(value) -> bool:
 
 def known_error_hint(error: Exception) -> str:
     """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
-    return next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
+    return forward_takes_ctx_beside_setup_context(error) or next(
+        (hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), ""
+    )
+
+
+def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
+    """Why a TypeError came out of applying a Function that defines setup_context and whose forward's
+    first parameter is ctx, the old style's: autograd then calls forward with the inputs alone, so ctx
+    takes the first input and the last one is missing. autograd's error names only the missing
+    argument; the Function is read off the traceback, as the `cls` of the innermost Function.apply
+    (matched by name, not by code object: the code that runs is not always the one Function.apply
+    holds), or ''."""
+    applied = None
+    entry = error.__traceback__ if isinstance(error, TypeError) else None
+    while entry is not None:
+        frame = entry.tb_frame
+        cls = frame.f_locals.get("cls") if frame.f_code.co_name == "apply" else None
+        if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+            applied = cls
+        entry = entry.tb_next
+    if applied is None or applied.setup_context is torch.autograd.Function.setup_context:
+        return ""
+    try:
+        parameters = list(inspect.signature(applied.forward).parameters)
+    except (TypeError, ValueError):  # a forward inspect cannot read says nothing either way
+        return ""
+    if parameters[:1] != ["ctx"] or len(parameters) < 2:
+        return ""
+    inputs = ", ".join(parameters[1:])
+    return (
+        f"\nLikely cause: {applied.__name__} defines setup_context, so autograd calls forward with the "
+        f"inputs alone, forward({inputs}), and its first parameter `ctx` took {parameters[1]}. Beside "
+        f"setup_context, forward takes no ctx: def forward({inputs})."
+    )
 
 
 # How backward returns its gradients, told wherever autograd refuses what it returned.

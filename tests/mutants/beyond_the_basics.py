@@ -47,6 +47,16 @@ MUTANTS = [
         says="setup_context",
     ),
     _scaled_square("missing_setup_context", _ALL, (_SETUP_CONTEXT, "")),
+    # ctx takes x, so w goes missing: every call fails, and the feedback names the old style's ctx.
+    _scaled_square(
+        "forward_takes_ctx_beside_setup_context",
+        _ALL,
+        (_NEW_STYLE_FORWARD, _NEW_STYLE_FORWARD.replace("forward(x, w)", "forward(ctx, x, w)")),
+        says=(
+            "ScaledSquare defines setup_context, so autograd calls forward with the inputs alone, "
+            "forward(x, w), and its first parameter `ctx` took x"
+        ),
+    ),
     _scaled_square(
         "no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", ""), says="vmap support"
     ),
@@ -141,6 +151,10 @@ MUTANTS = [
         says=(
             "A Function that is not meant to change its input builds its result as a new tensor",
             "Only a Function meant to work in place marks that input with ctx.mark_dirty",
+            # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
+            "ScaledSquare raised RuntimeError: An input that has been returned as-is",
+            "when called with the x, w, grad_out that `x_is_data` builds Likely cause: forward returns one "
+            "of its inputs itself",
         ),
         by_nbgrader=True,
     ),
@@ -161,7 +175,7 @@ MUTANTS = [
         ("x, w = inputs\n", "x, w = inputs\n        ctx.mark_dirty(x)\n"),
         says=(
             "If a Function's setup_context marks that input with ctx.mark_dirty, its forward changed it",
-            "ScaledSquare.backward gave the caller's x a history",
+            "ScaledSquare gave the caller's x a history",
         ),
         by_nbgrader=True,
     ),
@@ -337,6 +351,16 @@ MUTANTS = [
         says="torch.func refuses TanhInPlace: its forward takes ctx",
         by_nbgrader=True,
     ),
+    # ctx takes x, so x goes missing: every call fails, and the feedback names the old style's ctx.
+    _tanh_in_place(
+        "tanhinplace_forward_takes_ctx_beside_setup_context",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("def forward(x):", "def forward(ctx, x):"),
+        says=(
+            "TanhInPlace defines setup_context, so autograd calls forward with the inputs alone, forward(x), "
+            "and its first parameter `ctx` took x"
+        ),
+    ),
     # The new style refuses to save an unmarked input that is returned as the output; so does torch.func, and
     # its feedback names that, not the style of forward.
     _tanh_in_place(
@@ -385,7 +409,11 @@ MUTANTS = [
         "saves_the_data_of_the_output",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.data)"),
-        says="backward still ran, on the changed values, so what it read was not the output saved",
+        says=(
+            "backward still ran, on the changed values, so what it read was not the output saved",
+            "setup_context saved a tensor with no history: an intermediate it computed (setup_context "
+            "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself",
+        ),
         by_nbgrader=True,
     ),
     _tanh_in_place(
