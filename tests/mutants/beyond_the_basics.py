@@ -289,12 +289,13 @@ MUTANTS = [
         "once_differentiable_backward",
         {_SECOND, _TORCH_FUNC},
         (_BACKWARD, "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_out):"),
-        says="@once_differentiable",
+        says=("@once_differentiable", "or cut from the graph (@once_differentiable, a .detach())"),
     ),
     _scaled_square(
         "detach_in_backward",
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
+        says="a second derivative of 0 means that grad_x came back None",
     ),
     # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost.
     _scaled_square(
