@@ -21,9 +21,7 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
         raise ValueError(
             f"{function.__name__} changed x in place and returns it, but setup_context does not call "
             "ctx.mark_dirty(x), so autograd refuses to save the output, which is that unmarked input. Call "
-            "ctx.mark_dirty(x) in setup_context (returning a view of x instead, as autograd's error "
-            "suggests, silences the error but leaves the caller's tensor with its old history and a wrong "
-            "gradient)"
+            "ctx.mark_dirty(x) in setup_context (a view, as autograd's error suggests, hides the mistake)"
         ) from None
 
 

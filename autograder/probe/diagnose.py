@@ -429,8 +429,7 @@ _ERROR_HINTS = {
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
         "A Function that is not meant to change its input builds its result as a new tensor (x * y, not "
         "x.mul_(y)) and leaves the caller's tensor alone. Only a Function meant to work in place marks "
-        "that input with ctx.mark_dirty in setup_context; a view returned instead, as the error suggests, "
-        "silences the error but leaves the caller's tensor with its old history and a wrong gradient."
+        "that input with ctx.mark_dirty in setup_context (a view, as the error suggests, hides the mistake)."
     ),
     "a leaf Variable that requires grad has been used in an in-place operation": (
         "\nLikely cause: a tensor that requires grad and has no history (a leaf, such as a test's input) "
