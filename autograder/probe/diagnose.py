@@ -427,9 +427,8 @@ _ERROR_HINTS = {
     ),
     "returned as-is as output is being saved for backward": (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
-        "A Function that is not meant to change its input builds its result as a new tensor (x * y, not "
-        "x.mul_(y)) and leaves the caller's tensor alone. Only a Function meant to work in place marks "
-        "that input with ctx.mark_dirty in setup_context (a view, as the error suggests, hides the mistake)."
+        "Build the result as a new tensor (x * y); only a Function meant to work in place returns its "
+        "input, marked with ctx.mark_dirty (the view the error suggests hides the mistake)."
     ),
     "a leaf Variable that requires grad has been used in an in-place operation": (
         "\nLikely cause: a tensor that requires grad and has no history (a leaf, such as a test's input) "
@@ -445,8 +444,9 @@ _ERROR_HINTS = {
         "gradient cannot be differentiated again. Return the gradient as computed, without .detach()."
     ),
     "marked as dirty during the forward method were not returned as output": (
-        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "
-        "Change the input in place and return it itself (x.mul_(2), not x * 2)."
+        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns another tensor: "
+        "a new one (x * 2) or an alias of the input (x.data, x.detach()), even one changed in place. "
+        "Change the input itself in place and return it (x.mul_(2))."
     ),
     "returned an incorrect number of gradients": (
         "\nLikely cause: the backward the error names returns a count of gradients other than its "

@@ -149,8 +149,8 @@ MUTANTS = [
         _ALL,
         ("return w * x**2", "return x.pow_(2).mul_(w)"),
         says=(
-            "A Function that is not meant to change its input builds its result as a new tensor",
-            "Only a Function meant to work in place marks that input with ctx.mark_dirty",
+            "Build the result as a new tensor (x * y)",
+            "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is",
             "when called with the x, w, grad_out that `x_is_data` builds Likely cause: forward returns one "
@@ -381,9 +381,16 @@ MUTANTS = [
     # mark_dirty says x was changed, so its new values must be what forward returns.
     _tanh_in_place(
         "tanhinplace_returns_a_new_tensor",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "return torch.tanh(x)"),
-        says="Change the input in place and return it itself",
+        says="Change the input itself in place and return it",
+    ),
+    # x.data shares x's storage, so x changes, but the alias returned is not the input marked dirty.
+    _tanh_in_place(
+        "tanhinplace_returns_the_data_alias",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("return x.tanh_()", "return x.data.tanh_()"),
+        says="an alias of the input (x.data, x.detach())",
     ),
     # Right for what it returns; the caller's tensor is left as it was.
     _tanh_in_place(
