@@ -2,17 +2,12 @@
 behaviour the lesson shows (so that a PyTorch release that changes it fails here before it misleads a
 student)."""
 
-import gc
-import warnings
-import weakref
-
 import pytest
 import torch
 from closed_forms import CLOSED_FORM_CHECKS, SHAPES, Case, Check, Shape, make_grad, make_x
 from torch import autograd
 from torch.autograd.function import FunctionCtx, once_differentiable
 from torch.func import grad, vmap
-from torch.utils.checkpoint import checkpoint
 
 from solutions.beyond_the_basics import ScaledSquare, TanhInPlace
 
@@ -247,95 +242,6 @@ def test_an_integer_output_has_no_grad_fn_without_the_mark() -> None:
     assert not index.requires_grad
     assert index.grad_fn is None
     assert autograd.gradgradcheck(MaxWithIndex.apply, (x,))
-
-
-def _block(x: torch.Tensor) -> torch.Tensor:
-    return torch.sin(x) * x
-
-
-def test_reentrant_checkpoint_refuses_autograd_grad() -> None:
-    x = make_x((3,))
-    out = checkpoint(_block, x, use_reentrant=True)
-    with pytest.raises(RuntimeError, match=r"incompatible with \.grad\(\)"):
-        autograd.grad(out.sum(), x, create_graph=True)
-
-
-@pytest.mark.parametrize("reentrant", [True, False])
-def test_checkpoint_backward_with_create_graph_keeps_a_graph_only_when_non_reentrant(reentrant: bool) -> None:
-    x = make_x((3,))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # backward(create_graph=True) warns about the cycle it makes
-        checkpoint(_block, x, use_reentrant=reentrant).sum().backward(create_graph=True)
-    assert (x.grad.grad_fn is None) == reentrant
-    assert x.grad.requires_grad != reentrant
-
-
-def test_non_reentrant_checkpoint_gives_second_derivatives() -> None:
-    x = make_x((3,))
-    (grad_x,) = autograd.grad(checkpoint(_block, x, use_reentrant=False).sum(), x, create_graph=True)
-    (second,) = autograd.grad(grad_x.sum(), x)
-    (expected,) = autograd.grad(autograd.grad(_block(x).sum(), x, create_graph=True)[0].sum(), x)
-    torch.testing.assert_close(second, expected)
-
-
-def _leaf_after_a_gradient_penalty(use_backward: bool, reset_grad: bool) -> weakref.ref:
-    w = make_x((3,))
-    loss = (w**3).sum()
-    if use_backward:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            loss.backward(create_graph=True)
-    else:
-        autograd.grad(loss, w, create_graph=True)
-    if reset_grad:
-        w.grad = None
-    return weakref.ref(w)
-
-
-@pytest.mark.parametrize(
-    ("use_backward", "reset_grad", "kept_alive"),
-    [(True, False, True), (True, True, False), (False, False, False)],
-    ids=["backward", "backward_then_reset", "autograd_grad"],
-)
-def test_backward_with_create_graph_keeps_the_leaf_alive_until_grad_is_reset(
-    use_backward: bool, reset_grad: bool, kept_alive: bool
-) -> None:
-    leaf = _leaf_after_a_gradient_penalty(use_backward, reset_grad)
-    gc.collect()
-    assert (leaf() is not None) == kept_alive
-
-
-def test_backward_with_create_graph_warns_about_the_cycle() -> None:
-    w = make_x((3,))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        (w**3).sum().backward(create_graph=True)
-    w.grad = None
-    # The warning is issued once per process, so an earlier test may have consumed it.
-    assert all("reference cycle between the parameter and its gradient" in str(c.message) for c in caught)
-
-
-def test_compiled_function_refuses_double_backward() -> None:
-    x = torch.tensor([-1.5, 0.5, 1.2], dtype=torch.float64, requires_grad=True)
-    compiled = torch.compile(_block, backend="aot_eager")
-    (grad_x,) = autograd.grad(compiled(x).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="does not currently support double backward"):
-        autograd.grad(grad_x.sum(), x)
-
-
-def test_zero_grad_set_to_none_breaks_the_cycle() -> None:
-    def weak_weight_after_a_step() -> weakref.ref:
-        layer = torch.nn.Linear(2, 1).double()
-        optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            (layer(torch.ones(1, 2, dtype=torch.float64)) ** 3).sum().backward(create_graph=True)
-        optimizer.zero_grad(set_to_none=True)
-        return weakref.ref(layer.weight)
-
-    weight = weak_weight_after_a_step()
-    gc.collect()
-    assert weight() is None
 
 
 def _tanh_slope(x: torch.Tensor) -> torch.Tensor:

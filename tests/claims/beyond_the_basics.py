@@ -10,6 +10,8 @@ CLAIMS = [
         r"ignoring the flags does (\d+) times the arithmetic",
         r"MatMulEverything / MatMul, at every size: ([\d.]+)\n",
     ),
+    Claim(r"from ([\d.]+) MiB at 512 rows", r"  512 rows: .*, and a ([\d.]+) MiB grad_x thrown away"),
+    Claim(r"to (\d+) MiB at 8192", r"8192 rows: .*, and a ([\d.]+) MiB grad_x thrown away"),
     Claim(r"returns (\d+) without a word", r"grad\(grad\(SigmoidOnce\.apply\)\): (-?[\d.]+)"),
     Claim(r"and its gradient is a silent (\d+)\.", r"ExpInPlaceAsView: .*gradient through y: \[([\d.]+),"),
 ]
