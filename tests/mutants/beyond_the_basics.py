@@ -428,7 +428,17 @@ MUTANTS = [
         "saves_a_copy_of_the_output",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
-        says="setup_context saved a copy of the output (as output.clone() makes), not the output itself",
+        says=(
+            "setup_context saved a copy of the output (as output.clone() makes), not the output itself",
+            "or by a copy saved in setup_context (.clone(), .detach()) in place of the output",
+        ),
+    ),
+    # The first derivative is right; the second, by gradgradcheck or torch.func, finds no path back to x.
+    _tanh_in_place(
+        "tanhinplace_detaches_in_backward",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
+        ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
+        says="a second derivative of 0 means that the first derivative backward returns has no path back",
     ),
     # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
     _tanh_in_place(
