@@ -5,6 +5,8 @@ reveal as what the answer did; the values of the derivatives are the checks' to 
 """
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves
 
 
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
@@ -57,16 +59,37 @@ def refuse_gradients_out_of_place(
         )
 
 
+class _Uses(TorchFunctionMode):
+    """Notes whether any torch operation run under it computes with `tensor` itself; reading one of its
+    attributes (w.requires_grad, w.shape) computes nothing, so it does not count."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        super().__init__()
+        self.tensor = tensor
+        self.used = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", "") != "__get__":
+            self.used = self.used or any(leaf is self.tensor for leaf in tree_leaves((args, kwargs)))
+        return func(*args, **kwargs)
+
+
 def gradients_returned(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
 ) -> torch.Tensor:
     """Which gradients function's backward returns on the node autograd recorded: 1.0 for a tensor, 0.0
-    for None, in the order of the inputs. A gradient nobody needs, or returned in the wrong place, is
-    refused with what the answer did; the values are left to the derivative checks."""
+    for None, in the order of the inputs. A gradient nobody needs, computed or returned, or one returned
+    in the wrong place, is refused with what the answer did; the values are left to the derivative checks.
+
+    Backward is called here, in this thread, where a torch function mode sees every operation it runs:
+    w enters only grad_x = grad_out * 2 * w * x, so a backward that touches w when x needs no gradient
+    computed grad_x for nothing, the waste section 2 of the lesson measures."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
-    with torch.no_grad():  # as autograd runs a first backward
+    with torch.no_grad(), _Uses(w) as uses_w:  # as autograd runs a first backward
         grads = function.backward(node, grad_out)
+    with torch.no_grad():
         swapped = (
             grad_out * x**2 if node.needs_input_grad[1] else None,
             grad_out * 2 * w * x if node.needs_input_grad[0] else None,
@@ -91,6 +114,14 @@ def gradients_returned(
             "backward returns the gradients in the wrong order, (grad_w, grad_x): return one per input, in "
             "the order forward takes them, (grad_x, grad_w)"
         )
+    given = tuple(gradient is not None for gradient in grads)
+    if sum(node.needs_input_grad) == 1 and given == tuple(not needed for needed in node.needs_input_grad):
+        raise ValueError(
+            f"backward returned {'a tensor' if given[0] else 'None'} in x's place and "
+            f"{'a tensor' if given[1] else 'None'} in w's, the reverse of ctx.needs_input_grad "
+            f"{tuple(node.needs_input_grad)}: it reads the flags swapped, needs_input_grad[1] (w's flag) "
+            "for x and needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
+        )
     places = zip(("x", "w"), node.needs_input_grad, grads, strict=True)
     for index, (name, needed, gradient) in enumerate(places):
         if needed != (gradient is not None):
@@ -99,6 +130,12 @@ def gradients_returned(
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
                 f"grad: return {'its gradient' if needed else 'None'} there"
             )
+    if uses_w.used and not node.needs_input_grad[0]:
+        raise ValueError(
+            "backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x needs), then "
+            "returned None for it, as ctx.needs_input_grad[0] says x does not require grad: compute a "
+            "gradient only when its input's flag is True, and skip the work otherwise"
+        )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
 
 

@@ -242,6 +242,16 @@ MUTANTS = [
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
         says="ctx.needs_input_grad[0] says x does not require grad",
     ),
+    # Right in every value and in what it returns: only the work skipped is not.
+    _scaled_square(
+        "computes_grad_x_then_drops_it",
+        {_NEEDS_INPUT_GRAD},
+        (
+            _GRAD_X,
+            "grad_x = grad_out * 2 * w * x\n        grad_x = grad_x if ctx.needs_input_grad[0] else None",
+        ),
+        says="backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x needs)",
+    ),
     # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
     _scaled_square(
         "reads_the_other_inputs_flag",
@@ -249,7 +259,7 @@ MUTANTS = [
         (_GRAD_X, _GRAD_X.replace("needs_input_grad[0]", "needs_input_grad[1]")),
         (_GRAD_W, _GRAD_W.replace("needs_input_grad[1]", "needs_input_grad[0]")),
         says=(
-            "backward returned a tensor in x's place, but ctx.needs_input_grad[0]",
+            "backward returned a tensor in x's place and None in w's, the reverse of ctx.needs_input_grad",
             "it reads the flags swapped, needs_input_grad[1] (w's flag) for x",
         ),
     ),
@@ -527,9 +537,8 @@ INSTRUCTIONS = {
     "not attributes of `ctx`": "saves_the_inputs_on_ctx",
     "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
-    "It computes each only if its input requires grad, and returns `None` in its place otherwise": (
-        "always_computes_grad_x"
-    ),
+    "It computes each only if its input requires grad": "computes_grad_x_then_drops_it",
+    "and returns `None` in its place otherwise": "always_computes_grad_x",
     "prefer `ctx.needs_input_grad` to the saved tensors' `.requires_grad`": (
         "scaledsquare_reads_requires_grad_of_its_saved_inputs"
     ),
