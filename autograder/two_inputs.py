@@ -59,6 +59,20 @@ def refuse_gradients_out_of_place(
         )
 
 
+def refuse_a_wrong_first_derivative(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> None:
+    """Refuse a first derivative in x that torch.func's grad already finds wrong: the second derivative
+    cannot be right then, and saying so beats a bare pair of values; the first-derivative test names
+    the slip itself."""
+    first = torch.func.vmap(torch.func.grad(function.apply))(x, w)
+    if first.shape == x.shape and not torch.allclose(first, 2 * w * x):
+        raise ValueError(
+            f"torch.func's grad of {function.__name__} in x is already wrong (it should be 2 * w * x): the "
+            "first-derivative test names the slip. Fix the first derivative first"
+        )
+
+
 class _Uses(TorchFunctionMode):
     """Notes whether any torch operation run under it computes with `tensor` itself; reading one of its
     attributes (w.requires_grad, w.shape) computes nothing, so it does not count."""

@@ -456,6 +456,14 @@ _ERROR_HINTS = {
         "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "
         "(.sum()) does: each gradient backward returns has the shape of its input."
     ),
+    "save_for_backward can only save variables": (
+        "\nLikely cause: ctx.save_for_backward was given something other than tensors, such as the tuple "
+        "inputs: pass the tensors themselves, ctx.save_for_backward(x, w) or ctx.save_for_backward(*inputs)."
+    ),
+    "it must override the setup_context staticmethod": (
+        "\nLikely cause: forward takes ctx (the old style), which torch.func cannot transform: write "
+        "forward without ctx and fill ctx in a setup_context(ctx, inputs, output) staticmethod."
+    ),
     "mark_dirty can only accept variables": (
         "\nLikely cause: ctx.mark_dirty was given something other than tensors, such as the tuple inputs: "
         "pass the tensors themselves, ctx.mark_dirty(x)."

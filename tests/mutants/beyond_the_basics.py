@@ -44,9 +44,16 @@ MUTANTS = [
         {_TORCH_FUNC},
         (_NEW_STYLE_FORWARD, _OLD_STYLE_FORWARD),
         (_SETUP_CONTEXT, ""),
-        says="setup_context",
+        says="forward takes ctx (the old style), which torch.func cannot transform",
     ),
     _scaled_square("missing_setup_context", _ALL, (_SETUP_CONTEXT, "")),
+    # autograd wants the tensors themselves, and refuses the tuple that holds them.
+    _scaled_square(
+        "saves_the_inputs_tuple",
+        _ALL,
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(inputs)"),
+        says="such as the tuple inputs: pass the tensors themselves, ctx.save_for_backward(x, w)",
+    ),
     # ctx takes x, so w goes missing: every call fails, and the feedback names the old style's ctx.
     _scaled_square(
         "forward_takes_ctx_beside_setup_context",
@@ -268,7 +275,10 @@ MUTANTS = [
         "grad_x_without_the_factor_2",
         {_FIRST, _SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * w * x if ctx.needs_input_grad[0] else None"),
-        says="the derivative formula in backward is wrong",
+        says=(
+            "the derivative formula in backward is wrong",
+            "in x is already wrong (it should be 2 * w * x)",
+        ),
         by_nbgrader=True,
     ),
     # forward saved w, so the feedback blames the formula, not the saving.
@@ -539,9 +549,6 @@ INSTRUCTIONS = {
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
     "It computes each only if its input requires grad": "computes_grad_x_then_drops_it",
     "and returns `None` in its place otherwise": "always_computes_grad_x",
-    "prefer `ctx.needs_input_grad` to the saved tensors' `.requires_grad`": (
-        "scaledsquare_reads_requires_grad_of_its_saved_inputs"
-    ),
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
     "`forward(x)` takes no `ctx`, and": "old_style_tanhinplace",
