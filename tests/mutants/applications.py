@@ -147,6 +147,19 @@ MUTANTS = [
         says="the difference is not squared",
     ),
     _penalty(
+        "penalty_takes_the_absolute_difference",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return (gradients.norm(dim=1) - 1).abs().mean()"),
+        says="the difference is taken in absolute value",
+    ),
+    # The squares summed without the square root: the norm squared.
+    _penalty(
+        "penalty_of_the_squared_norm",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.pow(2).sum(dim=1) - 1) ** 2).mean()"),
+        says="the norm is squared before 1 is subtracted",
+    ),
+    _penalty(
         "penalty_sums_over_the_batch",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.norm(dim=1) - 1) ** 2).sum()"),
@@ -185,7 +198,21 @@ MUTANTS = [
         (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),
         says="filled x.grad",
     ),
-    _loss("loss_adds_two_x", ("return slope - 2 * x + 1", "return slope + 2 * x + 1"), says="is wrong"),
+    _loss(
+        "loss_adds_two_x",
+        ("return slope - 2 * x + 1", "return slope + 2 * x + 1"),
+        says="2x is added instead of subtracted",
+    ),
+    _loss(
+        "loss_swaps_the_signs",
+        ("return slope - 2 * x + 1", "return slope + 2 * x - 1"),
+        says="the signs of 2x and 1 are swapped",
+    ),
+    _loss(
+        "loss_differentiates_x_cubed",
+        (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3, x, create_graph=True)"),
+        says="y is x**3, not x**3 / 3",
+    ),
 ]
 
 INSTRUCTIONS = {
