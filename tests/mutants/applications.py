@@ -219,7 +219,7 @@ INSTRUCTIONS = {
     "differentiate with respect to a leaf of your own, `x = x.detach().requires_grad_()`": (
         "hvp_differentiates_the_callers_x"
     ),
-    "its `requires_grad` and `.grad` must stay as they were": "hvp_marks_the_callers_x",
+    "its `requires_grad` must stay as it was": "hvp_marks_the_callers_x",
     "take the gradient of `f(x)` with `create_graph=True`": "hvp_without_create_graph",
     "differentiate it once more with `v` as the incoming gradient (`grad_outputs=v`)": "hvp_weighted_by_ones",
     "prefer `torch.autograd.grad`, which returns the product and leaves every `.grad` alone": (
@@ -236,7 +236,7 @@ INSTRUCTIONS = {
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
     "Do not call `.backward()` in the penalty": "penalty_fills_the_critics_grad",
-    "compute `y = x**3 / 3` and its derivative with `create_graph=True`": "loss_without_create_graph",
+    "that of `x**3 / 3` taken with `create_graph=True`": "loss_without_create_graph",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "Do not call `.backward()` inside the loss": "loss_fills_x_grad",
 }
