@@ -402,6 +402,33 @@ def test_a_tangent_under_no_grad_is_told_of_no_grad_and_not_of_create_graph():
     assert "create_graph" not in message
 
 
+def slope_of_a_copy_without_create_graph(x):
+    """x's slope, taken of a copy of x without create_graph=True: a constant, though the copy is a leaf."""
+    x = x.detach().requires_grad_()
+    (gx,) = torch.autograd.grad(x**3 / 3, x)
+    return gx
+
+
+def loss_of_a_copy(x):
+    """The toy loss of a copy of x: recorded from the copy on, with no path back to the caller's x."""
+    x = x.detach().requires_grad_()
+    return loss_with_gradient(x)
+
+
+def test_a_copy_made_a_leaf_is_named_only_where_the_result_has_a_graph():
+    """What is computed from `x.detach().requires_grad_()` is recorded: it cannot be why a result has no
+    graph at all, only why the graph does not reach the caller's x."""
+    message = failure(slope_of_a_copy_without_create_graph, lambda x: x**2, a_parameter)
+    assert message.startswith("The result of slope_of_a_copy_without_create_graph does not require grad")
+    assert "it takes a gradient without create_graph=True" in message
+    assert "detach" not in message
+    message = failure(loss_of_a_copy, loss_with_gradient, a_parameter)
+    assert message.startswith("No gradient flows from the result of loss_of_a_copy back to x")
+    assert (
+        "uses `.detach().requires_grad_()`, a new leaf with no path back to the tensor it copies" in message
+    )
+
+
 def test_a_wrong_gradient_with_no_cut_in_the_code_names_no_cut():
     # The reference's gradient is zero: the answer's right value differentiates otherwise, through no cut.
     message = failure(loss_with_gradient, lambda x: (x.detach() - 1) ** 2 + 0 * x, a_parameter)

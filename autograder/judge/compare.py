@@ -478,10 +478,12 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             )
 
 
-def _why_constant(measurement: dict) -> tuple[list[str], str]:
+def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
     """Why a result, or part of it, is a constant to autograd, naming only what the answer's code does (as
     the probe read it off): the calls it makes that leave the graph, NumPy, a gradient taken without
-    create_graph=True where it takes one and never passes create_graph; and the advice that goes with it."""
+    create_graph=True where it takes one and never passes create_graph; and the advice that goes with it.
+    A copy made by `.detach().requires_grad_()` is named only where the result is not `whole`ly
+    constant: what is computed from that new leaf is recorded, only not back to the tensor it copies."""
     ways = measurement.get("ways_out")
     ways = ways if isinstance(ways, dict) else {}
     calls = [arrays.text(call) for call in ways.get("calls", []) if isinstance(call, str)]
@@ -493,6 +495,11 @@ def _why_constant(measurement: dict) -> tuple[list[str], str]:
         verb = "leaves" if len(calls) == 1 else "leave"
         causes.append(
             f"the code computing it uses {', '.join(calls)}, which {verb} what it computes out of the graph"
+        )
+    if ways.get("fresh_leaves") is True and not whole:
+        causes.append(
+            "the code computing it uses `.detach().requires_grad_()`, a new leaf with no path back to the "
+            "tensor it copies"
         )
     if ways.get("numpy") is True:
         causes.append("it computes with NumPy, which autograd cannot record")
@@ -528,11 +535,12 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     labels = expected["leaves"]
     targets = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
     flow = measurement["flow"]
-    causes, advice = _why_constant(measurement)
+    constant = flow.get("requires_grad") is False or flow.get("missing") is True
+    causes, advice = _why_constant(measurement, whole=constant)
     listed = measurement.get("functions")
     functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
     cause = "; or ".join(causes) or "it was computed from tensors autograd did not record"
-    if flow.get("requires_grad") is False or flow.get("missing") is True:
+    if constant:
         raise FailedCheckError(
             f"The result of {name} does not require grad: autograd recorded no operation that made it, so "
             f"no gradient can flow back from it to {targets}. Likely cause: {cause}.{advice}"

@@ -6,6 +6,7 @@ A failed comparison says *what* is wrong; these say *why*, by looking at what a 
 only ever add text to a verdict the judge reached on its own.
 """
 
+import dis
 import inspect
 import types
 
@@ -45,7 +46,10 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
     names, pending = set(), [code]
     while pending:
         current = pending.pop()
-        names.update(current.co_names)
+        used = set(current.co_names)
+        if "detach" in used and _detaches_only_into_leaves(current):
+            used = (used - {"detach"}) | {_FRESH_LEAF}
+        names.update(used)
         # A call's keyword names are a constant tuple of strings.
         names.update(
             f"{k}=" for c in current.co_consts if isinstance(c, tuple) for k in c if isinstance(k, str)
@@ -68,6 +72,24 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
     return names, uses_numpy
 
 
+# What _names_used reports for code whose every .detach() is followed by .requires_grad_(): a new leaf,
+# whose uses autograd records, cut only from the history of the tensor it copies.
+_FRESH_LEAF = "detach().requires_grad_"
+# What may stand between a method's load and the next one chained to its result.
+_CALLING = {"PRECALL", "CALL", "CACHE"}
+
+
+def _detaches_only_into_leaves(code: types.CodeType) -> bool:
+    """Whether every .detach() in `code` (not its nested functions) is called and chained straight into
+    .requires_grad_(), as in `x = x.detach().requires_grad_()`."""
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _CALLING]
+    loads = [n for n, i in enumerate(instructions) if i.opname in {"LOAD_METHOD", "LOAD_ATTR"}]
+    detaches = [n for n in loads if instructions[n].argval == "detach"]
+    return bool(detaches) and all(
+        n + 1 < len(instructions) and instructions[n + 1].argval == "requires_grad_" for n in detaches
+    )
+
+
 # Names by which code takes a gradient in reverse mode: torch.autograd.grad, .backward() and the .grad it
 # fills, torch.func's grad, grad_and_value, vjp, jacrev and hessian.
 _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value"}
@@ -75,12 +97,14 @@ _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value
 
 def ways_out_of_the_graph(function) -> dict:
     """What the code computing a result uses of what leaves a tensor without a graph, so that the judge
-    names only causes the answer can have: the calls that cut it from the graph, NumPy, and whether it
-    takes a gradient in reverse mode and passes create_graph anywhere. Read off the code, following the
-    helpers and the notebook's own classes (a Function's rules) it reaches."""
+    names only causes the answer can have: the calls that cut it from the graph, whether its only
+    .detach() makes new leaves (`x.detach().requires_grad_()`), NumPy, and whether it takes a gradient
+    in reverse mode and passes create_graph anywhere. Read off the code, following the helpers and the
+    notebook's own classes (a Function's rules) it reaches."""
     names, uses_numpy = _names_used(function, into_classes=True)
     return {
         "calls": [text for name, text in _CUTTING_CALLS.items() if name in names],
+        "fresh_leaves": _FRESH_LEAF in names,
         "numpy": uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
@@ -155,6 +179,9 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
             "kernel, but wrap it in a second torch.autograd.Function whose own backward gives the "
             "kernel's derivative, and call that Function's .apply from backward."
         )
+    # In backward, a new leaf cuts grad_x from the saved tensors as surely as .detach() alone.
+    if _FRESH_LEAF in names:
+        names.add("detach")
     cutting = [text for name, text in _CUTTING_CALLS.items() if name in names]
     if cutting:
         return (

@@ -147,6 +147,19 @@ MUTANTS = [
         says="the difference is not squared",
     ),
     _penalty(
+        "penalty_takes_the_absolute_difference",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return (gradients.norm(dim=1) - 1).abs().mean()"),
+        says="the difference is taken in absolute value",
+    ),
+    # The squares summed without the square root: the norm squared.
+    _penalty(
+        "penalty_of_the_squared_norm",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.pow(2).sum(dim=1) - 1) ** 2).mean()"),
+        says="the norm is squared before 1 is subtracted",
+    ),
+    _penalty(
         "penalty_sums_over_the_batch",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.norm(dim=1) - 1) ** 2).sum()"),
@@ -185,14 +198,28 @@ MUTANTS = [
         (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),
         says="filled x.grad",
     ),
-    _loss("loss_adds_two_x", ("return slope - 2 * x + 1", "return slope + 2 * x + 1"), says="is wrong"),
+    _loss(
+        "loss_adds_two_x",
+        ("return slope - 2 * x + 1", "return slope + 2 * x + 1"),
+        says="2x is added instead of subtracted",
+    ),
+    _loss(
+        "loss_swaps_the_signs",
+        ("return slope - 2 * x + 1", "return slope + 2 * x - 1"),
+        says="the signs of 2x and 1 are swapped",
+    ),
+    _loss(
+        "loss_differentiates_x_cubed",
+        (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3, x, create_graph=True)"),
+        says="y is x**3, not x**3 / 3",
+    ),
 ]
 
 INSTRUCTIONS = {
     "differentiate with respect to a leaf of your own, `x = x.detach().requires_grad_()`": (
         "hvp_differentiates_the_callers_x"
     ),
-    "its `requires_grad` and `.grad` must stay as they were": "hvp_marks_the_callers_x",
+    "its `requires_grad` must stay as it was": "hvp_marks_the_callers_x",
     "take the gradient of `f(x)` with `create_graph=True`": "hvp_without_create_graph",
     "differentiate it once more with `v` as the incoming gradient (`grad_outputs=v`)": "hvp_weighted_by_ones",
     "prefer `torch.autograd.grad`, which returns the product and leaves every `.grad` alone": (
@@ -209,7 +236,7 @@ INSTRUCTIONS = {
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
     "Do not call `.backward()` in the penalty": "penalty_fills_the_critics_grad",
-    "compute `y = x**3 / 3` and its derivative with `create_graph=True`": "loss_without_create_graph",
+    "that of `x**3 / 3` taken with `create_graph=True`": "loss_without_create_graph",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "Do not call `.backward()` inside the loss": "loss_fills_x_grad",
 }

@@ -1,0 +1,134 @@
+"""What the tests of lesson 05's hvp(f, x, v), the Hessian-vector product, share.
+
+Both test cells compare the answer with torch's own product and name the two usual mistakes by what they
+return. The second also hands hvp an `f` that counts how often its second derivative is applied: one
+H·v needs it once, and building the Hessian, row by row or in one batch, needs it once per row. Only
+custom Functions can count that, in reverse and in forward mode and under vmap, which is why `f` is
+built here rather than written as ordinary torch code.
+"""
+
+import torch
+
+
+def vhp_by_torch(f, x, v):
+    """torch's vector-Hessian product vᵀH, which is H·v because H is symmetric."""
+    return torch.autograd.functional.vhp(f, x, v)[1]
+
+
+def gradient_by_torch(f, x, v):
+    """∇f(x), which .grad holds after a first .backward()."""
+    return torch.autograd.functional.vjp(f, x)[1]
+
+
+# What two usual mistakes return, so that a wrong result equal to one of them is named.
+GRAD_ADDS_UP = (
+    "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
+    "torch.autograd.grad returns the second derivative without storing anything."
+)
+WEIGHTED_BY_ONES = (
+    "the gradient is differentiated with grad_outputs of ones (or summed), which gives H·(1, ..., 1); "
+    "weight it by v: grad_outputs=v."
+)
+HVP_MISTAKES = {
+    GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
+    WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
+}
+
+# Said when hvp applies f's second derivative to a second vector, or to a batch at once.
+_MORE_THAN_ONCE = (
+    "this f lets hvp apply its second derivative to one vector, and hvp applied it to more. One H·v needs "
+    "one double backward; building the Hessian takes one per row, row by row or in one batch "
+    "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)"
+)
+
+
+def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
+    """f(x) = ½ xᵀSx + Σ c x³ (S symmetric), which raises if its second derivative is applied to more
+    than one vector: f is a Function whose derivative, Slope, is a Function whose derivative, in reverse
+    and in forward mode, is HessianTimes, which counts the vectors it is applied to."""
+    products = 0
+
+    def hessian_times(x, w, count):
+        """H(x)·w = Sw + 6c x w (S is symmetric) for `count` vectors w, one or a batch."""
+        nonlocal products
+        products += count
+        # vectorize=True and is_grads_batched=True hand forward a whole batch of w as one tensor.
+        if products > 1 or torch._C._functorch.is_legacy_batchedtensor(w):
+            raise RuntimeError(_MORE_THAN_ONCE)
+        return w @ s + 6 * c * x * w
+
+    class HessianTimes(torch.autograd.Function):
+        """H(x)·w, f's second derivative applied to w."""
+
+        @staticmethod
+        def forward(x, w):
+            return hessian_times(x, w, 1)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad):
+            # H is symmetric: its transpose, which torch.autograd.functional.hvp uses, costs nothing more.
+            x, w = ctx.saved_tensors
+            return 6 * c * w * grad, grad @ s + 6 * c * x * grad
+
+        @staticmethod
+        def vmap(info, in_dims, x, w):
+            # torch.func.hessian's vmap counts as a batch of info.batch_size vectors.
+            x, w = (
+                t.expand(info.batch_size, *t.shape) if dim is None else t.movedim(dim, 0)
+                for t, dim in zip((x, w), in_dims, strict=True)
+            )
+            return hessian_times(x, w, info.batch_size), 0
+
+    class Slope(torch.autograd.Function):
+        """∇f(x) = Sx + 3c x²: its backward and its jvp both apply f's second derivative once."""
+
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return s @ x + 3 * c * x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+            ctx.save_for_forward(*inputs)
+
+        @staticmethod
+        def backward(ctx, w):
+            (x,) = ctx.saved_tensors
+            return HessianTimes.apply(x, w)
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return HessianTimes.apply(x, x_t)
+
+    class QuadraticPlusCubic(torch.autograd.Function):
+        """f itself, whose derivative, in reverse and in forward mode, is Slope."""
+
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x @ s @ x / 2 + (c * x**3).sum()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+            ctx.save_for_forward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (x,) = ctx.saved_tensors
+            return grad_out * Slope.apply(x)
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return Slope.apply(x) @ x_t
+
+    return QuadraticPlusCubic.apply
