@@ -7,6 +7,7 @@ every lesson cannot know that it is meant to.
 
 import torch
 
+from autograder.probe.refused import AnswerRefusedError
 from autograder.two_inputs import where_it_saves
 
 
@@ -18,8 +19,8 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
     except RuntimeError as error:
         if "returned as-is as output is being saved" not in str(error):
             raise
-        raise ValueError(
-            f"{function.__name__} changed x in place and returns it, but setup_context does not call "
+        raise AnswerRefusedError(
+            "forward changed x in place and returns it, but setup_context does not call "
             "ctx.mark_dirty(x), so autograd refuses to save the output, which is that unmarked input. Call "
             "ctx.mark_dirty(x) in setup_context (a view, as autograd's error suggests, hides the mistake)"
         ) from None
@@ -42,7 +43,7 @@ def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None
     if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
         slope, 1 - torch.tanh(torch.tanh(x)) ** 2
     ):
-        raise ValueError(f"{what} {_TANH_OF_TANH}")
+        raise AnswerRefusedError(f"{what} {_TANH_OF_TANH}")
 
 
 def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -77,11 +78,11 @@ def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor)
     out = applied(function, y)
     if y.grad_fn is not getattr(out, "grad_fn", None):
         if torch.equal(y, x):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"{function.__name__} left the caller's y as it was: forward must write tanh into x itself, "
                 "and setup_context mark x with ctx.mark_dirty"
             )
-        raise ValueError(
+        raise AnswerRefusedError(
             f"the caller's y holds tanh but keeps its old history ({type(y.grad_fn).__name__}), so it "
             "differentiates as x * 1: mark x with ctx.mark_dirty in setup_context (returning a view of x "
             "silences autograd's error, not this mistake, as section 5 showed)"
@@ -100,7 +101,7 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
         torch.autograd.grad(out.sum(), x)
     except RuntimeError as error:
         if "is a view and is being modified inplace" in str(error):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"{function.__name__} returns a view of x, which the caller cannot change in place: return "
                 "x itself, marked with ctx.mark_dirty"
             ) from None
@@ -109,20 +110,20 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
         return torch.tensor(1.0, dtype=torch.float64)
     where = where_it_saves(function)
     if any(torch.equal(kept.detach(), before) for kept in saved):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"after the caller changed the output in place, backward still ran: {where} saved a copy of the "
             "output (as output.clone() makes), not the output itself. Autograd's version check, which makes "
             "backward refuse, watches the copy, which the caller never changes; and the copy takes the "
             "memory that working in place saves. Pass the output itself to ctx.save_for_backward"
         )
     if saved and all(kept.data_ptr() != out.data_ptr() for kept in saved):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"after the caller changed the output in place, backward still ran: {where} saved a new tensor "
             "with ctx.save_for_backward, not the output, so autograd's version check, which makes backward "
             "refuse, watches that tensor instead. Pass the output itself to ctx.save_for_backward: it holds "
             "tanh(x) already (a tanh taken when saving, as torch.tanh(x) in setup_context, is of tanh(x))"
         )
-    raise ValueError(
+    raise AnswerRefusedError(
         "after the caller changed the output in place, backward still ran, on the changed values, so what "
         "it read was not the output saved with ctx.save_for_backward, whose version check makes backward "
         "refuse: it may be kept as an attribute of ctx (ctx.result = output), or saved as output.data, which "
@@ -137,7 +138,7 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
     output, or a wrong formula: tanh taken of tanh(x), or a sign that grad(grad(...)) would flip back."""
     name = function.__name__
     if function.setup_context is torch.autograd.Function.setup_context:
-        raise ValueError(
+        raise AnswerRefusedError(
             f"torch.func refuses {name}: its forward takes ctx. Write forward(x) without ctx, and mark x "
             "dirty and save the output in setup_context(ctx, inputs, output)"
         )
@@ -146,13 +147,13 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
     refuse_tanh_of_tanh(first, point, at)
     slope = 1 - torch.tanh(point) ** 2
     if torch.allclose(first, -slope):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"{at} is {first.item():g}, the first derivative 1 - tanh(x)**2 with the wrong sign: check the "
             "sign of backward's formula (grad(grad(...)) flips it back, so the second derivative alone "
             "would not show it)"
         )
     if not torch.allclose(first, slope):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
             "backward returns grad_out times the wrong derivative"
         )

@@ -8,6 +8,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
+from autograder.probe.refused import AnswerRefusedError
+
 
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
     """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward."""
@@ -24,7 +26,7 @@ def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.T
     for name, tensor in (("x", x), ("w", w)):
         values, version = before[name]
         if tensor._version != version or not torch.equal(tensor.detach(), values):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"forward changed {name} in place (as {name}.pow_(2) or {name}.mul_(1) do), which the caller "
                 f"still holds: build a new tensor (w * x**2) and leave x and w alone"
             )
@@ -45,13 +47,13 @@ def refuse_gradients_out_of_place(
     if not returned_only_for_w or not isinstance(grads[1], torch.Tensor) or grads[1].shape != x.shape:
         return
     if torch.allclose(grads[1], x**2):
-        raise ValueError(
+        raise AnswerRefusedError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
             "for x and grad_w for w: it reads the flags swapped, needs_input_grad[1] (w's flag) for x and "
             "needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
         )
     if torch.allclose(grads[1], 2 * w * x):
-        raise ValueError(
+        raise AnswerRefusedError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
             "for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients in the wrong order, "
             "(grad_w, grad_x), so torch.func finds no gradient for x. Forward takes (x, w): return "
@@ -67,25 +69,27 @@ def refuse_a_wrong_first_derivative(
     the slip itself."""
     first = torch.func.vmap(torch.func.grad(function.apply))(x, w)
     if first.shape == x.shape and not torch.allclose(first, 2 * w * x):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"torch.func's grad of {function.__name__} in x is already wrong (it should be 2 * w * x): the "
             "first-derivative test names the slip. Fix the first derivative first"
         )
 
 
 class _Uses(TorchFunctionMode):
-    """Notes whether any torch operation run under it computes with `tensor` itself; reading one of its
-    attributes (w.requires_grad, w.shape) computes nothing, so it does not count."""
+    """Counts the torch operations run under it that compute with each of `tensors` itself; reading one
+    of its attributes (w.requires_grad, w.shape) computes nothing, so it does not count."""
 
-    def __init__(self, tensor: torch.Tensor) -> None:
+    def __init__(self, *tensors: torch.Tensor) -> None:
         super().__init__()
-        self.tensor = tensor
-        self.used = False
+        self.tensors = tensors
+        self.counts = [0] * len(tensors)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if getattr(func, "__name__", "") != "__get__":
-            self.used = self.used or any(leaf is self.tensor for leaf in tree_leaves((args, kwargs)))
+            leaves = tree_leaves((args, kwargs))
+            for index, tensor in enumerate(self.tensors):
+                self.counts[index] += any(leaf is tensor for leaf in leaves)
         return func(*args, **kwargs)
 
 
@@ -96,12 +100,14 @@ def gradients_returned(
     for None, in the order of the inputs. A gradient nobody needs, computed or returned, or one returned
     in the wrong place, is refused with what the answer did; the values are left to the derivative checks.
 
-    Backward is called here, in this thread, where a torch function mode sees every operation it runs:
-    w enters only grad_x = grad_out * 2 * w * x, so a backward that touches w when x needs no gradient
-    computed grad_x for nothing, the waste section 2 of the lesson measures."""
+    Backward is called here, in this thread, where a torch function mode sees every operation it runs,
+    to catch a gradient computed for nothing, the waste section 2 of the lesson measures: w enters only
+    grad_x = grad_out * 2 * w * x, so a backward that touches w when x needs no gradient computed grad_x;
+    each gradient is grad_out times a factor, so one that computes with grad_out twice when only x needs a
+    gradient computed grad_w too."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
-    with torch.no_grad(), _Uses(w) as uses_w:  # as autograd runs a first backward
+    with torch.no_grad(), _Uses(w, grad_out) as uses:  # as autograd runs a first backward
         grads = function.backward(node, grad_out)
     with torch.no_grad():
         swapped = (
@@ -116,7 +122,7 @@ def gradients_returned(
             if isinstance(grads, list | tuple)
             else f"a {type(grads).__name__}"
         )
-        raise ValueError(
+        raise AnswerRefusedError(
             f"backward returned {returned} where autograd wants one gradient per input, a tuple of two: "
             "return grad_x, grad_w, with None in the place of an input that needs no gradient"
         )
@@ -124,13 +130,13 @@ def gradients_returned(
         (got is None) == (want is None) and (got is None or torch.allclose(got, want))
         for got, want in zip(grads, swapped, strict=True)
     ):
-        raise ValueError(
+        raise AnswerRefusedError(
             "backward returns the gradients in the wrong order, (grad_w, grad_x): return one per input, in "
             "the order forward takes them, (grad_x, grad_w)"
         )
     given = tuple(gradient is not None for gradient in grads)
     if sum(node.needs_input_grad) == 1 and given == tuple(not needed for needed in node.needs_input_grad):
-        raise ValueError(
+        raise AnswerRefusedError(
             f"backward returned {'a tensor' if given[0] else 'None'} in x's place and "
             f"{'a tensor' if given[1] else 'None'} in w's, the reverse of ctx.needs_input_grad "
             f"{tuple(node.needs_input_grad)}: it reads the flags swapped, needs_input_grad[1] (w's flag) "
@@ -139,15 +145,22 @@ def gradients_returned(
     places = zip(("x", "w"), node.needs_input_grad, grads, strict=True)
     for index, (name, needed, gradient) in enumerate(places):
         if needed != (gradient is not None):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"backward returned {'None' if gradient is None else 'a tensor'} in {name}'s place, but "
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
                 f"grad: return {'its gradient' if needed else 'None'} there"
             )
-    if uses_w.used and not node.needs_input_grad[0]:
-        raise ValueError(
+    uses_of_w, uses_of_grad_out = uses.counts
+    if uses_of_w and not node.needs_input_grad[0]:
+        raise AnswerRefusedError(
             "backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x needs), then "
             "returned None for it, as ctx.needs_input_grad[0] says x does not require grad: compute a "
+            "gradient only when its input's flag is True, and skip the work otherwise"
+        )
+    if uses_of_grad_out > 1 and node.needs_input_grad == (True, False):
+        raise AnswerRefusedError(
+            "backward computed with grad_out twice, once per gradient, so it computed grad_w too, then "
+            "returned None for it, as ctx.needs_input_grad[1] says w does not require grad: compute a "
             "gradient only when its input's flag is True, and skip the work otherwise"
         )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
@@ -180,20 +193,20 @@ def refuses_inputs_changed_in_place(
         if any(
             kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
         ):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"after the caller changed {name} in place, backward still ran: {where} saved a tensor "
                 f"that shares {name}'s memory, as {name}.data does, but not the count of {name}'s changes "
                 f"in place that autograd's version check reads. Pass {name} itself to ctx.save_for_backward"
             )
         if any(torch.equal(kept.detach(), original.detach()) for kept in saved):
-            raise ValueError(
+            raise AnswerRefusedError(
                 f"after the caller changed {name} in place, backward still ran: "
                 f"{where} saved a copy of {name} (as {name}.clone() "
                 f"makes), not {name} itself. Autograd's version check, which makes backward refuse, "
                 f"watches the copy, which the caller never changes; and the copy takes as much memory "
                 f"again. Pass {name} itself to ctx.save_for_backward"
             )
-        raise ValueError(
+        raise AnswerRefusedError(
             f"after the caller changed {name} in place, backward still ran, so {name} itself was not saved "
             "with ctx.save_for_backward, whose version check makes backward refuse: it may be kept as an "
             f"attribute of ctx, saved as a copy, or recomputed from other saved tensors. Pass {name} itself "

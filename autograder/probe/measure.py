@@ -19,6 +19,7 @@ from collections.abc import Callable
 import torch
 
 from autograder.probe import diagnose
+from autograder.probe.refused import AnswerRefusedError
 from autograder.wire import arrays, samples
 
 # The course's reference implementations: an answer must not borrow them.
@@ -163,6 +164,8 @@ def _called(name: str, function: Callable, args: tuple, where: str):
                 f"{stub} is not written yet: calling it raises NotImplementedError. "
                 "Replace `raise NotImplementedError()` with your code."
             )
+        if isinstance(error, AnswerRefusedError):
+            return None, _text(f"{name}: {error}\n  {where}")
         hint = diagnose.known_error_hint(error)
         return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
 
@@ -344,7 +347,9 @@ def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> 
 
 
 def _failed(error: Exception) -> dict:
-    return {"error": _text(f"{type(error).__name__}: {error}"), "hint": diagnose.known_error_hint(error)}
+    # A helper's finding, met while a check differentiates, is named as the ValueError it is.
+    kind = ValueError.__name__ if isinstance(error, AnswerRefusedError) else type(error).__name__
+    return {"error": _text(f"{kind}: {error}"), "hint": diagnose.known_error_hint(error)}
 
 
 def _differentiable(checked: Callable, arguments: list[torch.Tensor]):

@@ -257,7 +257,14 @@ MUTANTS = [
             _GRAD_X,
             "grad_x = grad_out * 2 * w * x\n        grad_x = grad_x if ctx.needs_input_grad[0] else None",
         ),
-        says="backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x needs)",
+        # The helper's finding reads as its own words, not as an error the answer raised.
+        says="ScaledSquare: backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x",
+    ),
+    _scaled_square(
+        "computes_grad_w_then_drops_it",
+        {_NEEDS_INPUT_GRAD},
+        (_GRAD_W, "grad_w = grad_out * x**2\n        grad_w = grad_w if ctx.needs_input_grad[1] else None"),
+        says="so it computed grad_w too, then returned None for it",
     ),
     # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
     _scaled_square(
