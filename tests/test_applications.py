@@ -4,6 +4,7 @@ misleads a student)."""
 
 import ast
 import gc
+import math
 import subprocess
 import sys
 import warnings
@@ -200,14 +201,31 @@ def test_penalty_fills_no_grad_and_leaves_the_points_alone() -> None:
     assert all(parameter.grad is None for parameter in critic.parameters())
 
 
+def _third_of_cube(x: torch.Tensor) -> torch.Tensor:
+    return x**3 / 3
+
+
 @pytest.mark.parametrize("x0", [-2.0, 0.25, 1.0, 3.5])
-def test_loss_with_gradient_is_x_minus_one_squared_with_slope_two_x_minus_two(x0: float) -> None:
+def test_loss_with_gradient_of_a_third_of_the_cube_is_x_minus_one_squared_with_slope_two_x_minus_two(
+    x0: float,
+) -> None:
     x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
-    z = loss_with_gradient(x)
+    z = loss_with_gradient(_third_of_cube, x)
     torch.testing.assert_close(z, torch.tensor((x0 - 1) ** 2, dtype=torch.float64))
     assert x.grad is None
     (slope,) = autograd.grad(z, x)
     torch.testing.assert_close(slope, torch.tensor(2 * (x0 - 1), dtype=torch.float64))
+
+
+@pytest.mark.parametrize("x0", [-2.0, 0.25, 1.0])
+def test_loss_with_gradient_of_sine_is_cos_minus_two_x_plus_one_with_slope_minus_sin_minus_two(
+    x0: float,
+) -> None:
+    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    z = loss_with_gradient(torch.sin, x)
+    torch.testing.assert_close(z, torch.tensor(math.cos(x0) - 2 * x0 + 1, dtype=torch.float64))
+    (slope,) = autograd.grad(z, x)
+    torch.testing.assert_close(slope, torch.tensor(-math.sin(x0) - 2, dtype=torch.float64))
 
 
 def test_thirty_steps_of_gradient_descent_shrink_the_distance_to_one_by_point_eight_each() -> None:
@@ -215,7 +233,7 @@ def test_thirty_steps_of_gradient_descent_shrink_the_distance_to_one_by_point_ei
     optimizer = torch.optim.SGD([x], lr=0.1)
     for _ in range(30):
         optimizer.zero_grad()
-        loss_with_gradient(x).backward()
+        loss_with_gradient(_third_of_cube, x).backward()
         optimizer.step()
     assert x.item() == pytest.approx(1 - 0.75 * 0.8**30, rel=1e-12)
 

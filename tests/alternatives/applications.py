@@ -56,15 +56,15 @@ ALTERNATIVES = [
     ),
     _loss(
         "loss_by_torch_func",
-        answer='''def loss_with_gradient(x):
-    """(x - 1)², the slope of x³/3 taken by torch.func.grad."""
-    return torch.func.grad(lambda y: y**3 / 3)(x) - 2 * x + 1''',
+        answer='''def loss_with_gradient(f, x):
+    """f'(x) - 2x + 1, the slope of f taken by torch.func.grad."""
+    return torch.func.grad(f)(x) - 2 * x + 1''',
     ),
     _loss(
         "loss_by_autograd_functional_jacobian",
         (
-            "(slope,) = torch.autograd.grad(x**3 / 3, x, create_graph=True)",
-            "slope = torch.autograd.functional.jacobian(lambda y: y**3 / 3, x, create_graph=True)",
+            "(slope,) = torch.autograd.grad(f(x), x, create_graph=True)",
+            "slope = torch.autograd.functional.jacobian(f, x, create_graph=True)",
         ),
     ),
 ]

@@ -20,7 +20,7 @@ _HVP_SECOND = "(product,) = torch.autograd.grad(grad_x, x, grad_outputs=v)"
 _PENALTY_LEAF = "points = points.detach().requires_grad_()"
 _PENALTY_GRADIENTS = "(gradients,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)"
 _PENALTY_RETURN = "return ((gradients.norm(dim=1) - 1) ** 2).mean()"
-_LOSS_SLOPE = "(slope,) = torch.autograd.grad(x**3 / 3, x, create_graph=True)"
+_LOSS_SLOPE = "(slope,) = torch.autograd.grad(f(x), x, create_graph=True)"
 
 
 _hvp = mistakes_in("hvp")
@@ -180,7 +180,7 @@ MUTANTS = [
     ),
     _loss(
         "loss_without_create_graph",
-        (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3 / 3, x)"),
+        (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(f(x), x)"),
         says="create_graph=True",
     ),
     # Forward mode gives the slope too, but under torch.no_grad() autograd records none of it.
@@ -188,14 +188,13 @@ MUTANTS = [
         "loss_slope_by_jvp_under_no_grad",
         (
             _LOSS_SLOPE,
-            "with torch.no_grad():\n"
-            "        _, slope = torch.func.jvp(lambda t: t**3 / 3, (x,), (torch.ones_like(x),))",
+            "with torch.no_grad():\n        _, slope = torch.func.jvp(f, (x,), (torch.ones_like(x),))",
         ),
         says="uses `torch.no_grad()`, which leaves what it computes out of the graph",
     ),
     _loss(
         "loss_fills_x_grad",
-        (_LOSS_SLOPE, "(x**3 / 3).backward(create_graph=True)\n    slope = x.grad"),
+        (_LOSS_SLOPE, "f(x).backward(create_graph=True)\n    slope = x.grad"),
         says="filled x.grad",
     ),
     _loss(
@@ -211,7 +210,12 @@ MUTANTS = [
     _loss(
         "loss_differentiates_x_cubed",
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3, x, create_graph=True)"),
-        says="y is x**3, not x**3 / 3",
+        says="the derivative is that of x**3, not of f(x)",
+    ),
+    _loss(
+        "loss_by_hand",
+        (f"{_LOSS_SLOPE}\n    return slope - 2 * x + 1", "return (x - 1) ** 2"),
+        says="right only for f = x**3 / 3",
     ),
 ]
 
@@ -236,7 +240,8 @@ INSTRUCTIONS = {
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
     "Do not call `.backward()` in the penalty": "penalty_fills_the_critics_grad",
-    "that of `x**3 / 3` taken with `create_graph=True`": "loss_without_create_graph",
+    "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
+    "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "Do not call `.backward()` inside the loss": "loss_fills_x_grad",
 }
