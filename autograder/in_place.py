@@ -7,6 +7,7 @@ every lesson cannot know that it is meant to.
 
 import torch
 
+from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
 from autograder.probe.refused import AnswerRefusedError
 from autograder.two_inputs import where_it_saves
 
@@ -133,9 +134,10 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
 
 
 def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], point: torch.Tensor) -> None:
-    """Name why torch.func's first derivative of function at one point fails, if it does: an old-style
-    forward (no setup_context of its own, as torch.func itself tells it), an unmarked input saved as the
-    output, or a wrong formula: tanh taken of tanh(x), or a sign that grad(grad(...)) would flip back."""
+    """Name why torch.func's derivatives of function at one point fail, if they do: an old-style forward
+    (no setup_context of its own, as torch.func itself tells it), an unmarked input saved as the output,
+    a wrong formula (tanh taken of tanh(x), or a sign that grad(grad(...)) would flip back), or a first
+    derivative cut from x."""
     name = function.__name__
     if function.setup_context is torch.autograd.Function.setup_context:
         raise AnswerRefusedError(
@@ -157,6 +159,19 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
             "backward returns grad_out times the wrong derivative"
         )
+    leaf = point.detach().clone().requires_grad_()
+    refuse_a_first_derivative_cut_from_x(applied(function, leaf * 1), leaf, name)
+
+
+def torch_func_second_derivative(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """d²/dx² of function on a copy of x at every element, by torch.func's grad(grad(...)), once what
+    torch.func's grad cannot use, a wrong first derivative under it, or a first derivative cut from x
+    (which torch.func would turn into a silent 0) is named."""
+    second = torch.func.grad(torch.func.grad(lambda point: applied(function, point.clone())))
+    points = x.reshape(-1)
+    for point in points:
+        refuse_what_torch_func_cannot_use(function, point)
+    return torch.stack([second(point) for point in points]).reshape(x.shape)
 
 
 def x_requires_grad(gen: torch.Generator) -> tuple[torch.Tensor]:

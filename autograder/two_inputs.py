@@ -8,6 +8,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
+from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -37,28 +38,33 @@ def refuse_gradients_out_of_place(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> None:
     """Refuse a backward that, under torch.func's grad, which differentiates x alone and so sets
-    ctx.needs_input_grad to (True, False), returns None for x and a tensor for w: grad_w's x**2 there is
-    the flags read swapped, grad_x's 2 * w * x the gradients returned in the wrong order. Either way
-    torch.func finds no gradient for x, and its second derivative in x is 0."""
+    ctx.needs_input_grad to (True, False), returns None for x: with grad_w's x**2 for w, the flags read
+    swapped; with grad_x's 2 * w * x, the gradients returned in the wrong order. Either way torch.func
+    finds no gradient for x, and its second derivative in x is 0."""
     out = function.apply(x.detach().requires_grad_(), w.detach())
     with torch.no_grad():
         grads = function.backward(out.grad_fn, torch.ones_like(out))
-    returned_only_for_w = isinstance(grads, tuple) and len(grads) == 2 and grads[0] is None
-    if not returned_only_for_w or not isinstance(grads[1], torch.Tensor) or grads[1].shape != x.shape:
+    if not (isinstance(grads, tuple) and len(grads) == 2 and grads[0] is None):
         return
-    if torch.allclose(grads[1], x**2):
+    for_w = grads[1] if isinstance(grads[1], torch.Tensor) and grads[1].shape == x.shape else None
+    if for_w is not None and torch.allclose(for_w, x**2):
         raise AnswerRefusedError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
             "for x and grad_w for w: it reads the flags swapped, needs_input_grad[1] (w's flag) for x and "
             "needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
         )
-    if torch.allclose(grads[1], 2 * w * x):
+    if for_w is not None and torch.allclose(for_w, 2 * w * x):
         raise AnswerRefusedError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
             "for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients in the wrong order, "
             "(grad_w, grad_x), so torch.func finds no gradient for x. Forward takes (x, w): return "
             "(grad_x, grad_w)"
         )
+    raise AnswerRefusedError(
+        "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None for "
+        "x, so torch.func finds no gradient for x and its second derivative in x is 0. x's flag is "
+        "needs_input_grad[0]: return grad_x whenever it is True"
+    )
 
 
 def refuse_a_wrong_first_derivative(
@@ -76,9 +82,30 @@ def refuse_a_wrong_first_derivative(
         )
 
 
+def torch_func_second_derivative_in_x(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> torch.Tensor:
+    """d²/dx² of function at every element, by torch.func's vmap(grad(grad(...))), once what would make
+    it wrong is named: None returned for x under torch.func's flags, a first derivative already wrong,
+    or one cut from x, which torch.func would turn into a silent 0."""
+    refuse_gradients_out_of_place(function, x, w)
+    refuse_a_wrong_first_derivative(function, x, w)
+    # Both inputs require grad here, so that a w kept as data is not taken for a tensor saved without
+    # its history.
+    leaf = x.detach().requires_grad_()
+    output = function.apply(leaf, w.detach().requires_grad_())
+    refuse_a_first_derivative_cut_from_x(output, leaf, function.__name__)
+    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
+
+
+# What reads a tensor or copies it without computing with it: backward's `w.shape`, or its
+# `x, w = (t.detach() for t in ctx.saved_tensors)`, computes no gradient.
+_COPYING = {"__get__", "detach", "clone", "contiguous", "to"}
+
+
 class _Uses(TorchFunctionMode):
     """Counts the torch operations run under it that compute with each of `tensors` itself; reading one
-    of its attributes (w.requires_grad, w.shape) computes nothing, so it does not count."""
+    of its attributes (w.requires_grad, w.shape) or copying it computes nothing, so it does not count."""
 
     def __init__(self, *tensors: torch.Tensor) -> None:
         super().__init__()
@@ -87,7 +114,7 @@ class _Uses(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if getattr(func, "__name__", "") != "__get__":
+        if getattr(func, "__name__", "") not in _COPYING:
             leaves = tree_leaves((args, kwargs))
             for index, tensor in enumerate(self.tensors):
                 self.counts[index] += any(leaf is tensor for leaf in leaves)

@@ -382,6 +382,30 @@ def known_error_hint(error: Exception) -> str:
     )
 
 
+def known_error_hint_for(error: Exception, function) -> str:
+    """known_error_hint for an error `function` raised, with "what you differentiate has no graph"
+    narrowed to the causes its code can have, as ways_out_of_the_graph reads them off it: a gradient
+    taken where create_graph is passed nowhere, and the calls that cut the graph. The general hint stays
+    where the code shows neither."""
+    if _NO_GRAPH not in str(error):
+        return known_error_hint(error)
+    ways = ways_out_of_the_graph(function)
+    causes = []
+    if ways["takes_gradients"] and not ways["create_graph"]:
+        causes.append(
+            "a gradient computed without create_graph=True is a constant to autograd; pass "
+            "create_graph=True where you take the gradient that you differentiate again"
+        )
+    if ways["calls"]:
+        verb = "leaves" if len(ways["calls"]) == 1 else "leave"
+        causes.append(
+            f"your code uses {', '.join(ways['calls'])}, which {verb} what it computes out of the graph"
+        )
+    if not causes:
+        return known_error_hint(error)
+    return f"\nLikely cause: what you differentiate has no graph: {'; or '.join(causes)}."
+
+
 def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
     """Why a TypeError came out of applying a Function that defines setup_context and whose forward's
     first parameter is ctx, the old style's: autograd then calls forward with the inputs alone, so ctx
@@ -420,6 +444,9 @@ _ONE_GRADIENT_PER_INPUT = (
     "list, or a tensor returned alone, as one"
 )
 
+# autograd's error for differentiating a tensor that has no graph.
+_NO_GRAPH = "does not require grad and does not have a grad_fn"
+
 # What autograd's own errors mean in the mistakes the lessons warn about.
 _ERROR_HINTS = {
     "backward through the graph a second time": (
@@ -431,7 +458,7 @@ _ERROR_HINTS = {
         "out += 1, result.mul_(grad_out) inside backward, or a forward that changes its input in place, "
         "run again on it); compute into a new tensor instead."
     ),
-    "does not require grad and does not have a grad_fn": (
+    _NO_GRAPH: (
         "\nLikely cause: what you differentiate has no graph: a gradient computed without "
         "create_graph=True, a detached tensor, or something built from inputs that do not require grad "
         "(differentiate a copy that does: x = x.detach().requires_grad_())."

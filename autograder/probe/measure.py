@@ -166,7 +166,7 @@ def _called(name: str, function: Callable, args: tuple, where: str):
             )
         if isinstance(error, AnswerRefusedError):
             return None, _text(f"{name}: {error}\n  {where}")
-        hint = diagnose.known_error_hint(error)
+        hint = diagnose.known_error_hint_for(error, function)
         return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
 
 

@@ -37,7 +37,7 @@ MUTANTS = [
         "hvp_without_create_graph",
         _HVP_ALL,
         (_HVP_FIRST, "(grad_x,) = torch.autograd.grad(f(x), x)"),
-        says="create_graph=True",
+        says="no graph: a gradient computed without create_graph=True is a constant to autograd",
     ),
     _hvp(
         "hvp_weighted_by_ones",
@@ -101,6 +101,7 @@ MUTANTS = [
         "hvp_detaches_the_first_gradient",
         _HVP_ALL,
         (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x.detach(), x, grad_outputs=v)"),
+        says="no graph: your code uses `.detach()`, which leaves what it computes out of the graph",
     ),
     _hvp(
         "hvp_differentiates_the_callers_x",

@@ -316,13 +316,13 @@ MUTANTS = [
         "once_differentiable_backward",
         {_SECOND, _TORCH_FUNC},
         (_BACKWARD, "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_out):"),
-        says=("@once_differentiable", "or cut from the graph (@once_differentiable, a .detach())"),
+        says=("@once_differentiable", "so torch.func's second derivative through it is 0, silently"),
     ),
     _scaled_square(
         "detach_in_backward",
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
-        says="a second derivative of 0 means that grad_x came back None",
+        says=("backward uses `.detach()`", "so torch.func's second derivative through it is 0, silently"),
     ),
     # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost.
     _scaled_square(
@@ -457,7 +457,8 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
         says=(
             "setup_context saved a copy of the output (as output.clone() makes), not the output itself",
-            "or by a copy saved in setup_context (.clone(), .detach()) in place of the output",
+            "torch.func's second derivative through it is 0, silently",
+            "setup_context saved a tensor with no history",
         ),
     ),
     # The first derivative is right; the second, by gradgradcheck or torch.func, finds no path back to x.
@@ -465,7 +466,10 @@ MUTANTS = [
         "tanhinplace_detaches_in_backward",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
-        says="a second derivative of 0 means that the first derivative backward returns has no path back",
+        says=(
+            "the first derivative TanhInPlace's backward returns has no path back to x",
+            "backward uses `.detach()`, which takes the result out of the graph",
+        ),
     ),
     # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
     _tanh_in_place(

@@ -1,0 +1,35 @@
+"""Why torch.func's second derivative through a custom Function comes out 0.
+
+torch.func's grad takes a missing path back to an input as a function that does not use it, and returns
+0 without a word (PyTorch issue #90224). So a first derivative cut from x gives a second derivative of 0,
+not autograd's error. The tests that run grad(grad(...)) through a student's Function ask plain autograd
+first: it sees the cut, and the judge's hints name where it is, as the second-derivative checks do.
+"""
+
+import torch
+
+from autograder.probe import diagnose
+from autograder.probe.refused import AnswerRefusedError
+
+
+def refuse_a_first_derivative_cut_from_x(output: torch.Tensor, x: torch.Tensor, name: str) -> None:
+    """Refuse a first derivative of `output`, a Function's output, that has no path back to `x`, a leaf
+    that requires grad: torch.func would make its second derivative a silent 0. The message says why,
+    read off the Function's node: None returned for x, a decorator, a call that leaves the graph, a
+    tensor kept without its history."""
+    (first,) = torch.autograd.grad(output.sum(), x, create_graph=True, allow_unused=True)
+    if first is None:
+        raise AnswerRefusedError(
+            f"{name}'s backward returned None for x, which requires grad: torch.func's grad then finds no "
+            "gradient for x, and its second derivative is 0. Return grad_out times the derivative wherever "
+            "x requires grad (its flag is ctx.needs_input_grad[0])"
+        )
+    try:
+        (second,) = torch.autograd.grad(first.sum(), x, allow_unused=True)
+    except RuntimeError:  # no graph at all, or the error node @once_differentiable leaves
+        second = None
+    if second is None:
+        raise AnswerRefusedError(
+            f"the first derivative {name}'s backward returns has no path back to x, so torch.func's second "
+            f"derivative through it is 0, silently.\n{diagnose.cut_from_graph(output)}"
+        )

@@ -1,0 +1,98 @@
+"""What the tests of lesson 05's gradient_penalty(critic, points) share.
+
+The first test cell compares the answer with a penalty whose gradients are worked out layer by layer, with
+no double backward; the second uses a linear critic, whose penalty (‖w‖ - 1)² is known in closed form, so
+that the penalty's gradient with respect to the weights can be checked too. Both name the usual slips by
+what they return, each computed the test's own way.
+"""
+
+import torch
+from torch import nn
+
+
+def gradients_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """Each point's input gradient, worked out layer by layer: no double backward. (batch, features)"""
+    out = points
+    # d out / d points for each point: (batch, features of out, features of points).
+    slopes = torch.eye(points.shape[1], dtype=points.dtype).expand(len(points), -1, -1)
+    for layer in critic:
+        if isinstance(layer, nn.Linear):
+            out, slopes = layer(out), layer.weight @ slopes
+        else:  # nn.Tanh
+            out = torch.tanh(out)
+            slopes = (1 - out**2).unsqueeze(-1) * slopes
+    return slopes.squeeze(1).detach()
+
+
+def norms_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """The norm of each point's input gradient."""
+    return gradients_by_hand(critic, points).norm(dim=1)
+
+
+def penalty_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """The penalty from the gradients by hand."""
+    return ((norms_by_hand(critic, points) - 1) ** 2).mean()
+
+
+def tanh_critic(gen: torch.Generator, features=2, widths=(8,), batch=8):
+    """A tanh critic with the given layer widths and weights drawn from gen, and a batch of points."""
+    layers, width_in = [], features
+    for width in widths:
+        layers += [nn.Linear(width_in, width), nn.Tanh()]
+        width_in = width
+    critic = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
+    with torch.no_grad():
+        for parameter in critic.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=gen, dtype=torch.float64))
+    return critic, torch.randn(batch, features, generator=gen, dtype=torch.float64)
+
+
+def penalty_of_a_line(critic: nn.Linear, points: torch.Tensor) -> torch.Tensor:
+    """A linear critic's slope is its weight w at every point, so its penalty is (‖w‖ - 1)², with its
+    graph back to w."""
+    return (critic.weight.norm() - 1) ** 2
+
+
+def _norm_of_w(critic: nn.Linear) -> torch.Tensor:
+    """‖w‖, every point's gradient norm under a linear critic."""
+    return critic.weight.detach().norm()
+
+
+def line(gen: torch.Generator, weight=(0.9, 1.2), bias=0.5, batch=5):
+    """The linear critic w·x + b (section 7's by default), and a batch of points."""
+    critic = nn.Linear(len(weight), 1).double()
+    with torch.no_grad():
+        critic.weight.copy_(torch.tensor([weight], dtype=torch.float64))
+        critic.bias.fill_(bias)
+    return critic, torch.randn(batch, len(weight), generator=gen, dtype=torch.float64)
+
+
+# The usual slips, each with what it returns for a tanh critic and for a linear one.
+WHOLE_BATCH = (
+    "the norm is taken over the whole batch at once (gradients.norm()); each point's gradient needs its "
+    "own norm: gradients.norm(dim=1)."
+)
+SUMMED = "the points' terms are added up (.sum()); the penalty is their mean (.mean())."
+NOT_MINUS_ONE = "the 1 is not subtracted: the penalty pulls each gradient's norm towards 1, (‖∇‖ - 1)²."
+NOT_SQUARED = "the difference is not squared: (‖∇‖ - 1)² pulls norms above and below 1 alike."
+ABSOLUTE = "the difference is taken in absolute value, |‖∇‖ - 1|; the penalty squares it: (‖∇‖ - 1)²."
+SQUARED_NORM = (
+    "the norm is squared before 1 is subtracted, (‖∇‖² - 1)², as when the gradient's squares are summed "
+    "without a square root; take the norm itself: gradients.norm(dim=1)."
+)
+PENALTY_MISTAKES = {
+    WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
+    SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
+    NOT_MINUS_ONE: lambda critic, points: (norms_by_hand(critic, points) ** 2).mean(),
+    NOT_SQUARED: lambda critic, points: (norms_by_hand(critic, points) - 1).mean(),
+    ABSOLUTE: lambda critic, points: (norms_by_hand(critic, points) - 1).abs().mean(),
+    SQUARED_NORM: lambda critic, points: ((norms_by_hand(critic, points) ** 2 - 1) ** 2).mean(),
+}
+LINE_MISTAKES = {
+    WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
+    SUMMED: lambda critic, points: len(points) * (_norm_of_w(critic) - 1) ** 2,
+    NOT_MINUS_ONE: lambda critic, points: _norm_of_w(critic) ** 2,
+    NOT_SQUARED: lambda critic, points: _norm_of_w(critic) - 1,
+    ABSOLUTE: lambda critic, points: (_norm_of_w(critic) - 1).abs(),
+    SQUARED_NORM: lambda critic, points: (_norm_of_w(critic) ** 2 - 1) ** 2,
+}
