@@ -3,10 +3,10 @@
 In a notebook (JupyterLab, plain nbgrader), each check sends the student's function and the test's
 reference to the checker process (see `autograder.checker.server`), which measures each in a child of its own
 and compares the plain numbers they give. A failed check raises AssertionError with a message that
-says which derivative is wrong, where, and the likely mistake. A passing check prints nothing, on
-stdout or stderr: nbgrader gives no credit to a test cell that writes to stderr. The class grader
-does not run these functions at all: it reads the test cells and judges them itself (see
-`autograder.judge.test_cells`).
+says which derivative is wrong, where, and the likely mistake. A passing check prints one line saying
+so on stdout, and nothing on stderr: nbgrader gives no credit to a test cell that writes to stderr.
+The class grader does not run these functions at all: it reads the test cells and judges them itself
+(see `autograder.judge.test_cells`), and shows the same lines.
 """
 
 import atexit
@@ -20,7 +20,7 @@ import cloudpickle
 import torch
 
 from autograder.checker.client import CheckerProcess
-from autograder.wire.verdict import Verdict
+from autograder.wire.verdict import Verdict, passed_line
 
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
 # cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
@@ -119,6 +119,7 @@ def _ask(
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(verdict.message)
+    print(passed_line(kind, header["name"]))
 
 
 def _check(kind: str, summary: str) -> Callable[..., None]:

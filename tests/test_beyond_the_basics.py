@@ -189,6 +189,24 @@ def test_once_differentiable_second_derivative_is_silently_zero_under_torch_func
     assert not autograd.gradgradcheck(_OnceScaledSquare.apply, (make_x((3,)), W), raise_exception=False)
 
 
+def test_once_differentiable_composed_is_silently_wrong_for_autograd_grad_and_raises_on_backward() -> None:
+    """x * f(x): autograd.grad finds a path to x around the Error node, which hangs from a fresh leaf, and
+    skips it; backward runs every node and raises; gradgradcheck catches the wrong value."""
+    x = make_x((3,))
+    seconds = []
+    for function in (ScaledSquare, _OnceScaledSquare):
+        (slope,) = autograd.grad((function.apply(x, W) * x).sum(), x, create_graph=True)
+        seconds.append(autograd.grad(slope.sum(), x, retain_graph=True)[0])
+    right, through_once = seconds
+    torch.testing.assert_close(right, 6 * W * x)
+    assert not torch.allclose(through_once, right)
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked"):
+        slope.sum().backward()
+    assert not autograd.gradgradcheck(
+        lambda t: _OnceScaledSquare.apply(t, W) * t, (x,), raise_exception=False
+    )
+
+
 @pytest.mark.parametrize("marked", [False, True], ids=["unmarked", "marked"])
 def test_a_float_output_without_derivative_needs_the_mark_to_refuse_differentiation(marked: bool) -> None:
     class ClipWithMask(torch.autograd.Function):

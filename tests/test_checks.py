@@ -749,16 +749,24 @@ def test_right_answer_passes_every_check(function, reference, check, randomized)
     check(function, reference, randomized=randomized)
 
 
+# The line each check prints when it passes, for a Function named Square.
+_PASSED = {
+    "forward": "✓ Square: forward values right\n",
+    "first_derivative": "✓ Square: first derivatives right\n",
+    "second_derivative": "✓ Square: second derivatives right\n",
+}
+
+
 @pytest.mark.parametrize("check", CHECKS)
-def test_passing_check_writes_nothing_to_stdout_or_stderr(check, capfd):
+def test_passing_check_prints_one_line_saying_what_passed_and_nothing_to_stderr(check, capfd):
     check(Square.apply, square)
-    assert capfd.readouterr() == ("", "")
+    assert capfd.readouterr() == (_PASSED[check.__name__.removeprefix("check_")], "")
 
 
 @pytest.mark.parametrize("check", CHECKS)
 def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, capfd):
-    check(NoisySquare.apply, square)
-    assert capfd.readouterr() == ("", "")
+    check(NoisySquare.apply, square, name="Square")
+    assert capfd.readouterr() == (_PASSED[check.__name__.removeprefix("check_")], "")
 
 
 # Cut from the graph: first derivative right, second derivative fails naming the cause.

@@ -506,7 +506,8 @@ def test_worker_judges_a_test_cell_outside_the_notebook_and_passes_a_correct_fun
     """A test cell is judged, not run in the notebook's process: it has no execution count there."""
     defined, checked = worker.grade(job([_square(), _check_cell("check_second_derivative")], tests=(1,)))
     assert (defined["status"], defined["execution_count"]) == (Status.OK, 1)
-    assert (checked["status"], checked["outputs"], checked["execution_count"]) == (Status.OK, [], None)
+    passed = {"output_type": "stream", "name": "stdout", "text": "✓ Square: second derivatives right\n"}
+    assert (checked["status"], checked["outputs"], checked["execution_count"]) == (Status.OK, [passed], None)
 
 
 @_WORKER

@@ -30,7 +30,7 @@ import autograder.checks
 from autograder.judge import compare, plan
 from autograder.wire import arrays, samples
 from autograder.wire.protocol import read_message, write_message
-from autograder.wire.verdict import Verdict
+from autograder.wire.verdict import Verdict, passed_line
 
 _FILENAME = "<test cell>"
 _CHECKS = {
@@ -263,17 +263,22 @@ def _error_output(name: str, message: str) -> dict:
     return {"output_type": "error", "ename": name, "evalue": message, "traceback": [f"{name}: {message}"]}
 
 
+def _stdout(text: str) -> dict:
+    """The lines the passing checks before a failure printed, as a kernel shows them."""
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
 def serve(requests_fd: int, replies_fd: int) -> None:
     """The judge's loop. The worker first sends the notebook's seed, then each test cell; for each:
     every check's request for the student's side, each answered by the worker with what that side
-    measured, then the cell's outputs, which are empty when every check passed and the first failure
-    otherwise, as a kernel would have shown it, and whether that failure was a hidden test's."""
+    measured, then the cell's outputs as a kernel would have shown them: a line for each check that
+    passed, up to the first failure, then that failure, and whether it was a hidden test's."""
     requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
     if (first := read_message(requests)) is None:
         return
     seed, number = int(first), 0
     while (source := read_message(requests)) is not None:
-        outputs, hidden = [], False
+        outputs, hidden, passed = [], False, []
         try:
             for check in checks_of(source.decode(), seed, number):
                 number += 1
@@ -289,6 +294,8 @@ def serve(requests_fd: int, replies_fd: int) -> None:
                 if not verdict.passed:
                     outputs, hidden = [_error_output("AssertionError", verdict.message)], check.hidden
                     break
+                passed.append(passed_line(check.kind, check.name))
         except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why
             outputs = [_error_output(type(error).__name__, str(error))]
-        write_message(replies, arrays.pack({"outputs": outputs, "hidden": hidden}))
+        shown = [_stdout("".join(f"{line}\n" for line in passed))] if passed else []
+        write_message(replies, arrays.pack({"outputs": shown + outputs, "hidden": hidden}))

@@ -36,6 +36,22 @@ def _ended(cause: str, why: str) -> str:
     return f"Your code ended the checker process ({cause}) before it could answer. {why}"
 
 
+# What each kind of check compares, as its passing line names it.
+_CHECKED = {
+    "forward": "forward values",
+    "first_derivative": "first derivatives",
+    "second_derivative": "second derivatives",
+    "result": "result",
+}
+
+
+def passed_line(kind: str, name: str) -> str:
+    """The one line a passing check prints in the notebook, and the class grader shows in its place: a
+    test cell that printed nothing would leave a student unsure it ran. It goes to stdout, which
+    nbgrader ignores in grading (stderr would cost the cell its points)."""
+    return f"✓ {name}: {_CHECKED[kind]} right"
+
+
 class FailedCheckError(Exception):
     """Raised inside a comparison with the message the student will read."""
 
