@@ -93,6 +93,14 @@ def where_built(reference: Callable, inputs: Callable) -> str:
     return f"when called with the {names} that `{getattr(inputs, '__name__', 'inputs')}` builds"
 
 
+def checked_on(inputs: Callable | None, randomized: bool) -> str:
+    """What a passing check says it ran on: its builder of inputs (check_result), or random inputs (a
+    hidden test of a Function); nothing for a Function's visible inputs."""
+    if inputs is not None:
+        return f"`{getattr(inputs, '__name__', 'inputs')}`"
+    return "random inputs" if randomized else ""
+
+
 def _ask(
     kind: str,
     function: Callable,
@@ -119,7 +127,7 @@ def _ask(
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(verdict.message)
-    print(passed_line(kind, header["name"]))
+    print(passed_line(kind, header["name"], checked_on(inputs, header["randomized"])))
 
 
 def _check(kind: str, summary: str) -> Callable[..., None]:

@@ -4,9 +4,10 @@ Each takes the student's Function and runs it as one test cell needs, telling a 
 reveal as what the answer did; the values of the derivatives are the checks' to compare.
 """
 
+from collections.abc import Iterator
+
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_leaves
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
 from autograder.probe.refused import AnswerRefusedError
@@ -103,6 +104,19 @@ def torch_func_second_derivative_in_x(
 _COPYING = {"__get__", "detach", "clone", "contiguous", "to"}
 
 
+def _tensors_in(arguments) -> Iterator[torch.Tensor]:
+    """The tensors among a torch operation's arguments, nested in tuples, lists and dicts as those of
+    torch.stack or torch.cat are."""
+    if isinstance(arguments, torch.Tensor):
+        yield arguments
+    elif isinstance(arguments, (tuple, list)):
+        for argument in arguments:
+            yield from _tensors_in(argument)
+    elif isinstance(arguments, dict):
+        for argument in arguments.values():
+            yield from _tensors_in(argument)
+
+
 class _Uses(TorchFunctionMode):
     """Counts the torch operations run under it that compute with each of `tensors` itself; reading one
     of its attributes (w.requires_grad, w.shape) or copying it computes nothing, so it does not count."""
@@ -115,9 +129,9 @@ class _Uses(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if getattr(func, "__name__", "") not in _COPYING:
-            leaves = tree_leaves((args, kwargs))
+            used = list(_tensors_in((args, kwargs)))
             for index, tensor in enumerate(self.tensors):
-                self.counts[index] += any(leaf is tensor for leaf in leaves)
+                self.counts[index] += any(argument is tensor for argument in used)
         return func(*args, **kwargs)
 
 

@@ -212,7 +212,8 @@ def slope_by_dual_numbers_under_no_grad(x):
 def test_right_answer_passes_with_one_line_on_stdout(function, inputs, randomized, capfd):
     reference = penalty if function is penalty_by_torch_func else function
     check_result(function, reference, inputs, randomized=randomized)
-    assert capfd.readouterr() == (f"✓ {function.__name__}: result right\n", "")
+    passed = f"✓ {function.__name__}: result right on `{inputs.__name__}`\n"
+    assert capfd.readouterr() == (passed, "")
 
 
 def test_backward_where_autograd_grad_was_asked_is_caught_by_the_grad_it_fills():

@@ -12,6 +12,7 @@ every kind of mistake and forgery are pinned in test_checks.py and test_check_re
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -162,14 +163,19 @@ def test_every_number_the_text_states_is_what_its_cell_prints(lesson, student, g
     assert [problem for claim in CLAIMS[lesson] if (problem := claim.disagreement(ran))] == []
 
 
+def _class_grader_root(tmp_path_factory) -> Path:
+    """The folder of the class grader's one run, common to the xdist workers."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return (basetemp.parent if "PYTEST_XDIST_WORKER" in os.environ else basetemp) / "class-grader"
+
+
 @pytest.fixture(scope="session")
 def class_grades(tmp_path_factory) -> dict[tuple[str, str], dict[str, QuestionResult]]:
     """Per (lesson, student), the class grader's result for each question, from one run over every lesson.
 
     The xdist workers share one run: the first to get here grades, under a lock in their common folder.
     """
-    basetemp = tmp_path_factory.getbasetemp()
-    root = (basetemp.parent if "PYTEST_XDIST_WORKER" in os.environ else basetemp) / "class-grader"
+    root = _class_grader_root(tmp_path_factory)
     grades_csv = root / "out" / "grades.csv"
     with FileLock(f"{root}.lock"):
         if not grades_csv.exists():
@@ -197,6 +203,34 @@ def _scores(results: dict[str, QuestionResult]) -> dict[str, float]:
 @pytest.mark.parametrize(("lesson", "student"), _cases(_graded_by_nbgrader))
 def test_class_grader_scores_every_question_as_nbgrader_does(lesson, student, grades, class_grades):
     assert _scores(class_grades[(lesson, student)]) == grades.cells[student]
+
+
+def _passing_lines(notebook: nbformat.NotebookNode) -> dict[str, list[str]]:
+    """Per test cell, the lines its passing checks printed on stdout."""
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: [
+            line
+            for output in cell.get("outputs", [])
+            if output.get("name") == "stdout"
+            for line in output["text"].splitlines()
+        ]
+        for cell in notebook.cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")
+    }
+
+
+@pytest.mark.parametrize(("lesson", "student"), _cases(_graded_by_nbgrader))
+def test_class_grader_shows_the_lines_each_passing_check_printed_under_nbgrader(
+    lesson, student, grades, class_grades, tmp_path_factory
+):
+    """The class grader judges the test cells without running them, and shows what the kernel would have
+    printed: a line per passing check, up to the first failure."""
+    graded = (
+        _class_grader_root(tmp_path_factory) / "out" / "autograded" / student / lesson / f"{lesson}.ipynb"
+    )
+    by_class_grader = _passing_lines(nbformat.read(graded, as_version=4))
+    assert by_class_grader == _passing_lines(grades.notebooks[student])
+    assert any(by_class_grader.values()) == (student != _RELEASE)
 
 
 def _mutant_cases(chosen=lambda mutant: True):

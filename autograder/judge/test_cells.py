@@ -214,6 +214,8 @@ class Check:
     plan: dict
     request: dict
     where: str
+    # The line the check prints when it passes, as the student's kernel would.
+    passed: str
     # Made by a hidden test: what it says is the instructor's to show (see `autograder.serve.feedback`).
     hidden: bool = False
 
@@ -251,7 +253,8 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
             "builder": builder,
             "preamble": _preamble(tree, source, wanted),
         }
-        yield Check(call.kind, name, made, request, where, call.line in hidden)
+        passed = passed_line(call.kind, name, autograder.checks.checked_on(call.inputs, randomized))
+        yield Check(call.kind, name, made, request, where, passed, call.line in hidden)
 
 
 def judge(check: Check, measurement) -> Verdict:
@@ -294,7 +297,7 @@ def serve(requests_fd: int, replies_fd: int) -> None:
                 if not verdict.passed:
                     outputs, hidden = [_error_output("AssertionError", verdict.message)], check.hidden
                     break
-                passed.append(passed_line(check.kind, check.name))
+                passed.append(check.passed)
         except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why
             outputs = [_error_output(type(error).__name__, str(error))]
         shown = [_stdout("".join(f"{line}\n" for line in passed))] if passed else []

@@ -45,11 +45,12 @@ _CHECKED = {
 }
 
 
-def passed_line(kind: str, name: str) -> str:
+def passed_line(kind: str, name: str, on: str) -> str:
     """The one line a passing check prints in the notebook, and the class grader shows in its place: a
-    test cell that printed nothing would leave a student unsure it ran. It goes to stdout, which
-    nbgrader ignores in grading (stderr would cost the cell its points)."""
-    return f"✓ {name}: {_CHECKED[kind]} right"
+    test cell that printed nothing would leave a student unsure it ran. `on` tells the checks of one
+    cell apart (see `autograder.checks.checked_on`). It goes to stdout, which nbgrader ignores in
+    grading (stderr would cost the cell its points)."""
+    return f"✓ {name}: {_CHECKED[kind]} right" + (f" on {on}" if on else "")
 
 
 class FailedCheckError(Exception):
