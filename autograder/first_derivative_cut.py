@@ -11,6 +11,9 @@ import torch
 from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
+# What autograd says when a second derivative finds no graph to follow.
+_CUT = ("does not require grad and does not have a grad_fn", "trying to differentiate twice")
+
 
 def refuse_a_first_derivative_cut_from_x(output: torch.Tensor, x: torch.Tensor, name: str) -> None:
     """Refuse a first derivative of `output`, a Function's output, that has no path back to `x`, a leaf
@@ -26,7 +29,11 @@ def refuse_a_first_derivative_cut_from_x(output: torch.Tensor, x: torch.Tensor, 
         )
     try:
         (second,) = torch.autograd.grad(first.sum(), x, allow_unused=True)
-    except RuntimeError:  # no graph at all, or the error node @once_differentiable leaves
+    except RuntimeError as error:
+        # No graph at all, or the error node @once_differentiable leaves, is a cut; anything else (a
+        # saved tensor changed in place) is autograd's to tell, with its own hint.
+        if not any(symptom in str(error) for symptom in _CUT):
+            raise
         second = None
     if second is None:
         raise AnswerRefusedError(

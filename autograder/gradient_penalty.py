@@ -80,6 +80,14 @@ SQUARED_NORM = (
     "the norm is squared before 1 is subtracted, (‖∇‖² - 1)², as when the gradient's squares are summed "
     "without a square root; take the norm itself: gradients.norm(dim=1)."
 )
+OVER_THE_BATCH = (
+    "the norm is taken over the batch (dim=0), one per feature; each point's gradient is a row of "
+    "gradients: gradients.norm(dim=1)."
+)
+MEAN_SCORE = (
+    "the scores are averaged (critic(points).mean()) before torch.autograd.grad, which divides every point's "
+    "gradient by the batch size; add them up (.sum()): each point's score depends on that point alone."
+)
 PENALTY_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
@@ -87,6 +95,8 @@ PENALTY_MISTAKES = {
     NOT_SQUARED: lambda critic, points: (norms_by_hand(critic, points) - 1).mean(),
     ABSOLUTE: lambda critic, points: (norms_by_hand(critic, points) - 1).abs().mean(),
     SQUARED_NORM: lambda critic, points: ((norms_by_hand(critic, points) ** 2 - 1) ** 2).mean(),
+    OVER_THE_BATCH: lambda critic, points: ((gradients_by_hand(critic, points).norm(dim=0) - 1) ** 2).mean(),
+    MEAN_SCORE: lambda critic, points: ((norms_by_hand(critic, points) / len(points) - 1) ** 2).mean(),
 }
 LINE_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
@@ -95,4 +105,9 @@ LINE_MISTAKES = {
     NOT_SQUARED: lambda critic, points: _norm_of_w(critic) - 1,
     ABSOLUTE: lambda critic, points: (_norm_of_w(critic) - 1).abs(),
     SQUARED_NORM: lambda critic, points: (_norm_of_w(critic) ** 2 - 1) ** 2,
+    # Every point's gradient is w: over the batch, feature j's norm is √batch |w_j|.
+    OVER_THE_BATCH: lambda critic, points: (
+        (len(points) ** 0.5 * critic.weight.detach().abs() - 1) ** 2
+    ).mean(),
+    MEAN_SCORE: lambda critic, points: (_norm_of_w(critic) / len(points) - 1) ** 2,
 }

@@ -458,6 +458,11 @@ _ERROR_HINTS = {
         "out += 1, result.mul_(grad_out) inside backward, or a forward that changes its input in place, "
         "run again on it); compute into a new tensor instead."
     ),
+    "refers to a single memory location": (
+        "\nLikely cause: backward changes grad_out in place (grad_out.mul_(...), grad_out *= ...), and "
+        "autograd may hand it a tensor expanded from a single value, as torch.func's grad does, whose "
+        "elements share memory; compute into a new tensor instead (grad_out * ...)."
+    ),
     _NO_GRAPH: (
         "\nLikely cause: what you differentiate has no graph: a gradient computed without "
         "create_graph=True, a detached tensor, or something built from inputs that do not require grad "

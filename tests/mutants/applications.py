@@ -166,6 +166,18 @@ MUTANTS = [
         (_PENALTY_RETURN, "return ((gradients.norm(dim=1) - 1) ** 2).sum()"),
         says="the points' terms are added up",
     ),
+    _penalty(
+        "penalty_norm_over_the_batch_dimension",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.norm(dim=0) - 1) ** 2).mean()"),
+        says="the norm is taken over the batch (dim=0)",
+    ),
+    _penalty(
+        "penalty_of_the_mean_score",
+        _PENALTY_ALL,
+        (_PENALTY_GRADIENTS, _PENALTY_GRADIENTS.replace(".sum()", ".mean()")),
+        says="the scores are averaged (critic(points).mean())",
+    ),
     _penalty("penalty_points_without_grad", _PENALTY_ALL, (_PENALTY_LEAF, "points = points.detach()")),
     _penalty(
         "penalty_marks_the_callers_points",

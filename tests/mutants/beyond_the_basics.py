@@ -225,14 +225,16 @@ MUTANTS = [
     ),
     # Its gradients are right; autograd may hand the grad_out it changed to other nodes, and in a double
     # backward, where grad_out requires grad, refuses the change.
+    # torch.func's grad hands backward a grad_out expanded from a single 1, which refuses the change.
     _scaled_square(
         "changes_grad_out_in_place",
-        {_FIRST, _SECOND},
+        {_FIRST, _SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out.mul_(2 * w * x) if ctx.needs_input_grad[0] else None"),
         says=(
             "First derivative: the backward of ScaledSquare changes grad_out in place",
             "Second derivative: the backward of ScaledSquare changes grad_out in place",
             "in a double backward grad_out requires grad (gradgradcheck makes it a leaf)",
+            "a tensor expanded from a single value, as torch.func's grad does",
         ),
     ),
     _scaled_square(
@@ -511,7 +513,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says=(
-            "TanhInPlace's first derivative is 1 - tanh(tanh(x))**2",
+            "TanhInPlace: its first derivative is 1 - tanh(tanh(x))**2",
             "so the tensor to save, output or input, is tanh(x) itself: save it and use it as it is",
         ),
         by_nbgrader=True,
@@ -534,6 +536,14 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES},
         (_IN_PLACE_SLOPE, "return grad_out.mul_(1 - result**2)"),
         says="First derivative: the backward of TanhInPlace changes grad_out in place",
+    ),
+    # Squaring the saved output in place changes what the second derivative needs: autograd's version
+    # check says so, and the torch.func test must not take it for a first derivative cut from x.
+    _tanh_in_place(
+        "tanhinplace_squares_the_saved_output_in_place",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - result.mul_(result))"),
+        says="modified by an inplace operation",
     ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",
