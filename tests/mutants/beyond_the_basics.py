@@ -313,6 +313,13 @@ MUTANTS = [
         (_GRAD_X, _GRAD_X.replace("else None", "else torch.zeros_like(x)")),
         (_GRAD_W, _GRAD_W.replace("else None", "else torch.zeros_like(w)")),
     ),
+    # Right whenever both inputs require grad; torch.func's grad, which asks for x alone, gets None.
+    _scaled_square(
+        "grad_x_reads_ws_flag",
+        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, _GRAD_X.replace("needs_input_grad[0]", "needs_input_grad[1]")),
+        says="backward returned None for x, so torch.func finds no gradient for x",
+    ),
     # once_differentiable comes from the notebook's first cell, as a student's answer would find it.
     _scaled_square(
         "once_differentiable_backward",
