@@ -310,6 +310,18 @@ def test_a_wrong_result_equal_to_a_known_mistake_is_told_with_its_cause():
     assert "it sums" not in message
 
 
+def test_a_wrong_result_equal_to_two_known_mistakes_names_both():
+    """The numbers cannot tell the two apart, so neither is blamed alone."""
+    mistakes = {
+        "it sums": penalty_summed,
+        WHOLE_BATCH: penalty_over_the_whole_batch,
+        "it adds up": penalty_summed,
+    }
+    message = failure(penalty_summed, penalty, critic_and_points, mistakes=mistakes)
+    assert " Likely cause: it sums Or: it adds up when called with " in message
+    assert WHOLE_BATCH not in message
+
+
 def test_a_wrong_result_unlike_every_known_mistake_names_none():
     mistakes = {WHOLE_BATCH: penalty_over_the_whole_batch}
     message = failure(penalty_summed, penalty, critic_and_points, mistakes=mistakes, randomized=True)

@@ -206,14 +206,12 @@ def test_class_grader_scores_every_question_as_nbgrader_does(lesson, student, gr
 
 
 def _passing_lines(notebook: nbformat.NotebookNode) -> dict[str, list[str]]:
-    """Per test cell, the lines its passing checks printed on stdout."""
+    """Per test cell, the lines its passing checks printed on stdout (a kernel may send a line and its end
+    in two messages)."""
     return {
-        cell.metadata["nbgrader"]["grade_id"]: [
-            line
-            for output in cell.get("outputs", [])
-            if output.get("name") == "stdout"
-            for line in output["text"].splitlines()
-        ]
+        cell.metadata["nbgrader"]["grade_id"]: "".join(
+            output["text"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
+        ).splitlines()
         for cell in notebook.cells
         if cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")
     }

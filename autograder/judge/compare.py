@@ -394,18 +394,37 @@ def compare_result(name, names, expected, measurement, where) -> None:
 
 
 def _compare_result_value(name: str, expected: dict, got: dict) -> None:
-    """The returned value; a wrong one equal to what a known mistake returns is told with its cause."""
+    """The returned value; a wrong one equal to what a known mistake returns is told with its cause, or
+    with each cause it could be where several mistakes return the same (an absolute value and no square
+    agree wherever the difference is positive): the numbers cannot tell them apart, so neither is
+    blamed alone."""
     arguments = expected.get("arguments", {})
     try:
         _compare_returned(name, expected["result"], got, "the result", arguments)
     except FailedCheckError as failure:
-        for mistake in expected.get("mistakes", []):
-            try:
-                _compare_returned(name, mistake["result"], got, "the result", arguments)
-            except FailedCheckError:
-                continue
-            raise FailedCheckError(f"{failure}\nLikely cause: {arrays.text(mistake['cause'])}") from None
-        raise
+        causes = [
+            arrays.text(mistake["cause"])
+            for mistake in expected.get("mistakes", [])
+            if _returns(name, mistake["result"], got, arguments)
+        ]
+        if not causes:
+            raise
+        listed = "\n".join(_one_of(causes))
+        raise FailedCheckError(f"{failure}\nLikely cause: {listed}") from None
+
+
+def _returns(name: str, result, got, arguments: dict) -> bool:
+    """Whether `got` is `result`, as the check compares them."""
+    try:
+        _compare_returned(name, result, got, "the result", arguments)
+    except FailedCheckError:
+        return False
+    return True
+
+
+def _one_of(causes: list[str]) -> list[str]:
+    """The causes as lines: one alone, several each after "Or:"."""
+    return causes[:1] + [f"Or: {cause}" for cause in causes[1:]]
 
 
 def _kind(tree: dict) -> str:

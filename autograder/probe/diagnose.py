@@ -444,6 +444,12 @@ _ONE_GRADIENT_PER_INPUT = (
     "list, or a tensor returned alone, as one"
 )
 
+# Why arithmetic mixes a tuple with a tensor, in code that takes gradients.
+_GRAD_RETURNS_A_TUPLE = (
+    "\nLikely cause: torch.autograd.grad returns a tuple, one gradient per input, even for one input: "
+    "unpack it, (slope,) = torch.autograd.grad(...)."
+)
+
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
 
@@ -458,6 +464,8 @@ _ERROR_HINTS = {
         "out += 1, result.mul_(grad_out) inside backward, or a forward that changes its input in place, "
         "run again on it); compute into a new tensor instead."
     ),
+    "'tuple' and 'Tensor'": _GRAD_RETURNS_A_TUPLE,
+    "'Tensor' and 'tuple'": _GRAD_RETURNS_A_TUPLE,
     "refers to a single memory location": (
         "\nLikely cause: backward changes grad_out in place (grad_out.mul_(...), grad_out *= ...), and "
         "autograd may hand it a tensor expanded from a single value, as torch.func's grad does, whose "

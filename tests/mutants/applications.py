@@ -226,6 +226,16 @@ MUTANTS = [
         says="the derivative is that of x**3, not of f(x)",
     ),
     _loss(
+        "loss_subtracts_one",
+        ("return slope - 2 * x + 1", "return slope - 2 * x - 1"),
+        says="1 is subtracted instead of added",
+    ),
+    _loss(
+        "loss_keeps_the_tuple",
+        (_LOSS_SLOPE, _LOSS_SLOPE.replace("(slope,) =", "slope =")),
+        says="torch.autograd.grad returns a tuple, one gradient per input",
+    ),
+    _loss(
         "loss_by_hand",
         (f"{_LOSS_SLOPE}\n    return slope - 2 * x + 1", "return (x - 1) ** 2"),
         says="right only for f = x**3 / 3",
