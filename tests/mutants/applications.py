@@ -253,7 +253,7 @@ INSTRUCTIONS = {
         "hvp_returns_x_grad_after_two_backwards"
     ),
     "Return the product, shaped like `x`": "hvp_returns_a_column",
-    "Do not build the Hessian, row by row or in one batch": "hvp_uses_the_vectorized_hessian",
+    "Do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
     "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
         "penalty_marks_the_callers_points"
     ),
