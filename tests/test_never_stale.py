@@ -8,7 +8,9 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
+import weakref
 from pathlib import Path
 
 import nbformat
@@ -18,6 +20,8 @@ from grading_pipeline import submission
 
 from autograder.course.layout import REPOSITORY
 from autograder.course.nbgrader_cli import run_nbgrader
+from autograder.grading import stop
+from autograder.grading.errors import StoppedError
 from autograder.records.results import read_csv
 from autograder.sandbox import cgroup
 
@@ -296,3 +300,23 @@ def test_a_stopped_run_ends_at_once_in_one_line_and_the_same_command_finishes_it
     assert line == f"grading {12 - saved} notebooks not graded yet; {saved} unchanged"
     assert (out / "grades.csv").read_text() == (larger_class / "uninterrupted" / "grades.csv").read_text()
     assert _totals(out) == _scores(out)
+
+
+def test_a_stop_whose_exception_python_drops_in_a_weakref_callback_still_stops_the_run(monkeypatch):
+    """The race the stopped-run test above can meet: the handler's exception raised inside a weakref
+    callback is printed and ignored by Python. The stop is recorded all the same, and the run raises it
+    with the next notebook it receives."""
+    monkeypatch.setattr(stop, "_received", [])
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+
+    class Resource:
+        pass
+
+    held = Resource()
+    weakref.finalize(held, stop.stop_on_signal, signal.SIGINT, None)
+    del held  # the callback runs here, and Python drops its StoppedError
+    assert [type(unraisable.exc_value) for unraisable in dropped] == [StoppedError]
+    with pytest.raises(StoppedError) as stopped:
+        stop.raise_if_stopped()
+    assert stopped.value.signal_number == signal.SIGINT

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from autograder.grading.errors import GradingError, StoppedError
 from autograder.grading.options import Limits, default_workers
 from autograder.grading.staleness import counted
+from autograder.grading.stop import listen as stop_on_ctrl_c_and_sigterm
 
 _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
@@ -103,11 +104,6 @@ def check_scheduler(scheduler: str) -> None:
         )
 
 
-def stop_on_sigterm(signal_number, frame) -> None:
-    """SIGTERM's handler: the run stops as after Ctrl-C."""
-    raise StoppedError(signal_number)
-
-
 def confinement_refused(trusted: bool) -> GradingError | None:
     """Why this host will not grade student code (None: it will, or `trusted` says grade anyway)."""
     from autograder.sandbox import confine
@@ -127,7 +123,7 @@ def confinement_refused(trusted: bool) -> GradingError | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    signal.signal(signal.SIGTERM, stop_on_sigterm)
+    stop_on_ctrl_c_and_sigterm()
     try:
         _check_options(args)
     except GradingError as error:

@@ -19,6 +19,7 @@ from autograder.course.notebooks import GradingCourse, executed_cells, is_test
 from autograder.course.submissions import Submission
 from autograder.grading.options import Limits
 from autograder.grading.pool import WorkerPool, workers_for
+from autograder.grading.stop import raise_if_stopped
 from autograder.grading.target import EVERYONE, Selection, Target, open_target
 from autograder.records.journal import Journal, Recorded
 from autograder.records.progress import Progress
@@ -56,6 +57,7 @@ class _Run:
             self._feed(waiting)
             while self.in_flight:
                 key, outcome = self.pool.results.get()
+                raise_if_stopped()
                 submission, notebook = self.in_flight.pop(key)
                 # What a worker sends back is made of what student code printed and displayed.
                 if isinstance(outcome, str):

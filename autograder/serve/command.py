@@ -46,12 +46,13 @@ def _status(course: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.grading.grade_command import check_scheduler, confinement_refused, stop_on_sigterm
+    from autograder.grading.grade_command import check_scheduler, confinement_refused
+    from autograder.grading.stop import stop_on_signal
 
     course = args.course.resolve()
     if args.status:
         return _status(course)
-    signal.signal(signal.SIGTERM, stop_on_sigterm)
+    signal.signal(signal.SIGTERM, stop_on_signal)
     try:
         if not (course / "nbgrader_config.py").is_file():
             raise GradingError(
