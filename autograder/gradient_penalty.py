@@ -9,6 +9,8 @@ what they return, each computed the test's own way.
 import torch
 from torch import nn
 
+from autograder.models import tanh_network
+
 
 def gradients_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
     """Each point's input gradient, worked out layer by layer: no double backward. (batch, features)"""
@@ -36,14 +38,7 @@ def penalty_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor
 
 def tanh_critic(gen: torch.Generator, features=2, widths=(8,), batch=8):
     """A tanh critic with the given layer widths and weights drawn from gen, and a batch of points."""
-    layers, width_in = [], features
-    for width in widths:
-        layers += [nn.Linear(width_in, width), nn.Tanh()]
-        width_in = width
-    critic = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
-    with torch.no_grad():
-        for parameter in critic.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=gen, dtype=torch.float64))
+    critic = tanh_network(gen, widths, features)
     return critic, torch.randn(batch, features, generator=gen, dtype=torch.float64)
 
 

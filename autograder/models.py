@@ -45,17 +45,21 @@ def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
 # Lesson 08's few-shot regression: a small tanh network and sine-wave tasks, in float64.
 
 
-def _tanh_regressor(gen: torch.Generator, widths: list[int]) -> nn.Sequential:
-    """1 → widths → 1 with tanh between layers, every weight drawn from `gen` (scaled by 1/√fan-in)."""
-    layers, width_in = [], 1
+def tanh_network(
+    gen: torch.Generator, widths, features: int = 1, *, scaled: bool = False
+) -> nn.Sequential:
+    """features → widths → 1 with tanh between layers, in float64, every weight drawn from `gen`: standard
+    normal, or divided by √fan-in if `scaled` (so that deep tanh layers do not saturate)."""
+    layers, width_in = [], features
     for width in widths:
         layers += [nn.Linear(width_in, width), nn.Tanh()]
         width_in = width
     net = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
     with torch.no_grad():
         for parameter in net.parameters():
-            fan_in = parameter.shape[-1] if parameter.dim() == 2 else 1
-            parameter.copy_(torch.randn(parameter.shape, generator=gen, dtype=torch.float64) / fan_in**0.5)
+            draw = torch.randn(parameter.shape, generator=gen, dtype=torch.float64)
+            fan_in = parameter.shape[-1] if scaled and parameter.dim() == 2 else 1
+            parameter.copy_(draw / fan_in**0.5)
     return net
 
 
@@ -69,7 +73,7 @@ def _sine_task(gen: torch.Generator, shots: int) -> tuple[torch.Tensor, ...]:
 
 def few_shot_task(gen: torch.Generator) -> tuple:
     """net, x, y, x_query, y_query, lr: a 1 → 8 → 1 tanh network, 5 support points, lr = 0.1."""
-    return _tanh_regressor(gen, [8]), *_sine_task(gen, 5), 0.1
+    return tanh_network(gen, [8], scaled=True), *_sine_task(gen, 5), 0.1
 
 
 def random_few_shot_task(gen: torch.Generator) -> tuple:
@@ -77,12 +81,12 @@ def random_few_shot_task(gen: torch.Generator) -> tuple:
     depth, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(1, 3), (2, 11)])
     widths = torch.randint(2, 9, (depth,), generator=gen).tolist()
     lr = 0.05 + 0.45 * float(torch.rand((), generator=gen, dtype=torch.float64))
-    return _tanh_regressor(gen, widths), *_sine_task(gen, shots), lr
+    return tanh_network(gen, widths, scaled=True), *_sine_task(gen, shots), lr
 
 
 def few_shot_tasks(gen: torch.Generator) -> tuple:
     """net, tasks, lr: few_shot_task's network and lr, with three tasks (x, y, x_query, y_query)."""
-    return _tanh_regressor(gen, [8]), [_sine_task(gen, 5) for _ in range(3)], 0.1
+    return tanh_network(gen, [8], scaled=True), [_sine_task(gen, 5) for _ in range(3)], 0.1
 
 
 def random_few_shot_tasks(gen: torch.Generator) -> tuple:

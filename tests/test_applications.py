@@ -16,6 +16,7 @@ from closed_forms import make_x
 from torch import autograd, nn
 from torch.utils.checkpoint import checkpoint
 
+from autograder.models import tanh_network
 from solutions.applications import gradient_penalty, hvp, loss_with_gradient
 
 DIMENSIONS = [1, 3, 8]
@@ -163,15 +164,6 @@ def test_penalty_of_a_unit_slope_critic_is_zero_and_ignores_the_bias() -> None:
     torch.testing.assert_close(grad_w, torch.zeros_like(grad_w))
 
 
-def _tanh_critic(seed: int) -> nn.Sequential:
-    gen = generator(seed)
-    critic = nn.Sequential(nn.Linear(2, 5), nn.Tanh(), nn.Linear(5, 1)).double()
-    with torch.no_grad():
-        for parameter in critic.parameters():
-            parameter.copy_(randn(*parameter.shape, gen=gen))
-    return critic
-
-
 def _penalty_point_by_point(critic: nn.Module, points: torch.Tensor) -> torch.Tensor:
     terms = []
     for point in points:
@@ -183,7 +175,7 @@ def _penalty_point_by_point(critic: nn.Module, points: torch.Tensor) -> torch.Te
 
 @pytest.mark.parametrize("seed", range(3))
 def test_penalty_matches_a_loop_over_the_points_in_value_and_gradient(seed: int) -> None:
-    critic = _tanh_critic(70 + seed)
+    critic = tanh_network(generator(70 + seed), [5], features=2)
     points = randn(7, 2, gen=generator(80 + seed))
     penalty, expected = gradient_penalty(critic, points), _penalty_point_by_point(critic, points)
     torch.testing.assert_close(penalty, expected)
@@ -193,7 +185,7 @@ def test_penalty_matches_a_loop_over_the_points_in_value_and_gradient(seed: int)
 
 
 def test_penalty_fills_no_grad_and_leaves_the_points_alone() -> None:
-    critic = _tanh_critic(90)
+    critic = tanh_network(generator(90), [5], features=2)
     points = randn(3, 2, gen=generator(91))
     penalty = gradient_penalty(critic, points)
     assert penalty.requires_grad

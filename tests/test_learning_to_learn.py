@@ -7,6 +7,7 @@ from torch import autograd, nn
 from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
+from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
 
 
@@ -24,18 +25,6 @@ def _linear(features: int, gen: torch.Generator) -> nn.Linear:
         for parameter in model.parameters():
             parameter.copy_(randn(*parameter.shape, gen=gen))
     return model
-
-
-def _tanh_net(gen: torch.Generator, widths: tuple[int, ...] = (5, 4)) -> nn.Sequential:
-    layers, width_in = [], 1
-    for width in widths:
-        layers += [nn.Linear(width_in, width), nn.Tanh()]
-        width_in = width
-    net = nn.Sequential(*layers, nn.Linear(width_in, 1)).double()
-    with torch.no_grad():
-        for parameter in net.parameters():
-            parameter.copy_(randn(*parameter.shape, gen=gen))
-    return net
 
 
 def _task(gen: torch.Generator, features: int = 1, k: int = 6) -> tuple[torch.Tensor, ...]:
@@ -104,7 +93,7 @@ def _meta_gradient(net: nn.Module, tasks, lr: float) -> torch.Tensor:
 @pytest.mark.parametrize("seed", range(2))
 def test_meta_gradient_matches_central_differences_of_the_meta_loss(seed: int) -> None:
     gen = generator(20 + seed)
-    net, tasks = _tanh_net(gen, (3,)), [_task(gen) for _ in range(2)]
+    net, tasks = tanh_network(gen, (3,)), [_task(gen) for _ in range(2)]
     lr, eps = 0.3, 1e-6
 
     def nudged(entry: torch.Tensor, shift: float) -> float:
@@ -139,7 +128,7 @@ def _meta_loss_by_torch_func(net: nn.Module, params: dict, tasks, lr: float) -> 
 def test_meta_gradient_matches_nested_torch_func_grad_on_random_networks(seed: int) -> None:
     gen = generator(30 + seed)
     widths = tuple(torch.randint(2, 8, (1 + seed % 2,), generator=gen).tolist())
-    net, tasks = _tanh_net(gen, widths), [_task(gen) for _ in range(3)]
+    net, tasks = tanh_network(gen, widths), [_task(gen) for _ in range(3)]
     params = {name: p.detach() for name, p in net.named_parameters()}
     expected = torch.func.grad(lambda p: _meta_loss_by_torch_func(net, p, tasks, 0.2))(params)
     torch.testing.assert_close(_meta_gradient(net, tasks, 0.2), parameters_to_vector(expected.values()))
@@ -147,7 +136,7 @@ def test_meta_gradient_matches_nested_torch_func_grad_on_random_networks(seed: i
 
 def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
     gen = generator(40)
-    net, (x, y, x_query, y_query), lr = _tanh_net(gen), _task(gen), 0.25
+    net, (x, y, x_query, y_query), lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
     second_order = _meta_gradient(net, [(x, y, x_query, y_query)], lr)
 
     params = dict(net.named_parameters())
@@ -176,7 +165,7 @@ def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
 
 def test_inner_step_returns_new_tensors_and_leaves_the_network_and_its_grad_alone() -> None:
     gen = generator(50)
-    net, (x, y, _, _) = _tanh_net(gen), _task(gen)
+    net, (x, y, _, _) = tanh_network(gen, (5, 4)), _task(gen)
     before = {name: p.detach().clone() for name, p in net.named_parameters()}
     params = dict(net.named_parameters())
     adapted = inner_step(net, params, x, y, lr=0.5)
@@ -191,7 +180,7 @@ def test_inner_step_returns_new_tensors_and_leaves_the_network_and_its_grad_alon
 
 def test_meta_loss_is_measured_on_the_query_points_not_the_support_points() -> None:
     gen = generator(60)
-    net, (x, y, x_query, y_query) = _tanh_net(gen), _task(gen)
+    net, (x, y, x_query, y_query) = tanh_network(gen, (5, 4)), _task(gen)
     on_query = meta_loss(net, [(x, y, x_query, y_query)], 0.1)
     adapted = inner_step(net, dict(net.named_parameters()), x, y, 0.1)
     torch.testing.assert_close(on_query, mse(functional_call(net, adapted, (x_query,)), y_query))
