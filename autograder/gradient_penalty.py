@@ -54,11 +54,14 @@ def _norm_of_w(critic: nn.Linear) -> torch.Tensor:
 
 
 def line(gen: torch.Generator, weight=(0.9, 1.2), bias=0.5, batch=5):
-    """The linear critic w·x + b (section 7's by default), and a batch of points."""
+    """The linear critic w·x + b (section 7's by default), and a batch of points. Each parameter's .grad
+    holds 0.5s, as an earlier backward of the critic's loss would leave it: the penalty must keep them."""
     critic = nn.Linear(len(weight), 1).double()
     with torch.no_grad():
         critic.weight.copy_(torch.tensor([weight], dtype=torch.float64))
         critic.bias.fill_(bias)
+    for parameter in critic.parameters():
+        parameter.grad = torch.full_like(parameter, 0.5)
     return critic, torch.randn(batch, len(weight), generator=gen, dtype=torch.float64)
 
 
@@ -83,6 +86,14 @@ MEAN_SCORE = (
     "the scores are averaged (critic(points).mean()) before torch.autograd.grad, which divides every point's "
     "gradient by the batch size; add them up (.sum()): each point's score depends on that point alone."
 )
+TIMES_LAMBDA = (
+    "the penalty is multiplied by λ = 10; gradient_penalty returns the penalty alone, and the critic's loss "
+    "multiplies it by λ (section 8)."
+)
+ONE_SIDED = (
+    "only norms above 1 are penalized (relu or clamp(min=0)); WGAN-GP's penalty is two-sided, (‖∇‖ - 1)², "
+    "and pulls norms below 1 up too (section 5)."
+)
 PENALTY_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
@@ -92,6 +103,8 @@ PENALTY_MISTAKES = {
     SQUARED_NORM: lambda critic, points: ((norms_by_hand(critic, points) ** 2 - 1) ** 2).mean(),
     OVER_THE_BATCH: lambda critic, points: ((gradients_by_hand(critic, points).norm(dim=0) - 1) ** 2).mean(),
     MEAN_SCORE: lambda critic, points: ((norms_by_hand(critic, points) / len(points) - 1) ** 2).mean(),
+    TIMES_LAMBDA: lambda critic, points: 10 * penalty_by_hand(critic, points),
+    ONE_SIDED: lambda critic, points: ((norms_by_hand(critic, points) - 1).clamp(min=0) ** 2).mean(),
 }
 LINE_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
@@ -105,4 +118,6 @@ LINE_MISTAKES = {
         (len(points) ** 0.5 * critic.weight.detach().abs() - 1) ** 2
     ).mean(),
     MEAN_SCORE: lambda critic, points: (_norm_of_w(critic) / len(points) - 1) ** 2,
+    TIMES_LAMBDA: lambda critic, points: 10 * (_norm_of_w(critic) - 1) ** 2,
+    ONE_SIDED: lambda critic, points: (_norm_of_w(critic) - 1).clamp(min=0) ** 2,
 }

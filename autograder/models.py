@@ -42,12 +42,10 @@ def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
     return TinyNet(w1, w2, b2).double(), make_input(x).double()
 
 
-# Lesson 08's few-shot regression: a small tanh network and sine-wave tasks, in float64.
+# A small tanh network (lesson 05's critic, lesson 08's regressor), and lesson 08's sine-wave tasks.
 
 
-def tanh_network(
-    gen: torch.Generator, widths, features: int = 1, *, scaled: bool = False
-) -> nn.Sequential:
+def tanh_network(gen: torch.Generator, widths, features: int = 1, *, scaled: bool = False) -> nn.Sequential:
     """features → widths → 1 with tanh between layers, in float64, every weight drawn from `gen`: standard
     normal, or divided by √fan-in if `scaled` (so that deep tanh layers do not saturate)."""
     layers, width_in = [], features

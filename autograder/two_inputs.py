@@ -99,9 +99,24 @@ def torch_func_second_derivative_in_x(
     return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
 
 
-# What reads a tensor or copies it without computing with it: backward's `w.shape`, or its
-# `x, w = (t.detach() for t in ctx.saved_tensors)`, computes no gradient.
-_COPYING = {"__get__", "detach", "clone", "contiguous", "to"}
+# What reads a tensor, copies it or views it without computing with it: backward's `w.shape`, its
+# `x, w = (t.detach() for t in ctx.saved_tensors)` or `torch.broadcast_tensors(x, w)`, computes no gradient;
+# what it returns stands for the same tensor.
+_ALIASING = {
+    "__get__",
+    "detach",
+    "clone",
+    "contiguous",
+    "to",
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "broadcast_tensors",
+}
 
 
 def _tensors_in(arguments) -> Iterator[torch.Tensor]:
@@ -118,21 +133,34 @@ def _tensors_in(arguments) -> Iterator[torch.Tensor]:
 
 
 class _Uses(TorchFunctionMode):
-    """Counts the torch operations run under it that compute with each of `tensors` itself; reading one
-    of its attributes (w.requires_grad, w.shape) or copying it computes nothing, so it does not count."""
+    """Counts the torch operations run under it that compute with each of `tensors`, or with a copy or a
+    view of it. Reading an attribute (w.requires_grad, w.shape), copying or viewing computes nothing, and
+    an in-place operation (grad_out *= 1) is another test's to name: neither counts."""
 
     def __init__(self, *tensors: torch.Tensor) -> None:
         super().__init__()
-        self.tensors = tensors
+        self.aliases: list[list[torch.Tensor]] = [[tensor] for tensor in tensors]
         self.counts = [0] * len(tensors)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if getattr(func, "__name__", "") not in _COPYING:
-            used = list(_tensors_in((args, kwargs)))
-            for index, tensor in enumerate(self.tensors):
-                self.counts[index] += any(argument is tensor for argument in used)
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        in_place = (name.endswith("_") and not name.startswith("__")) or name.startswith("__i")
+        used = list(_tensors_in((args, kwargs)))
+        if name in _ALIASING:
+            # Each output stands for its own input: x.expand_as(w) views x, and only reads w's shape.
+            sources = used if name == "broadcast_tensors" else used[:1]
+            for source, alias in zip(sources, _tensors_in(result), strict=False):
+                for aliases in self.aliases:
+                    if any(source is known for known in aliases):
+                        aliases.append(alias)
+            return result
+        if in_place:
+            return result
+        for index, aliases in enumerate(self.aliases):
+            self.counts[index] += any(argument is alias for argument in used for alias in aliases)
+        return result
 
 
 def gradients_returned(

@@ -387,6 +387,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
     try:
         _compare_result_value(name, expected, measurement["result"])
         _compare_stored_gradients(name, expected, measurement)
+        _refuse_a_gradient_cycle(name, measurement)
         _compare_gradient_flow(name, expected, measurement)
     except FailedCheckError as failure:
         # Which builder made the arguments tells a student whether it was the visible example or not.
@@ -473,10 +474,26 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
-    for label, want_tree, got_tree in zip(
-        expected["leaves"], expected["leaf_grads"], measurement["leaf_grads"], strict=True
+    for label, want_tree, got_tree, kept in zip(
+        expected["leaves"],
+        expected["leaf_grads"],
+        measurement["leaf_grads"],
+        expected["kept_filled"],
+        strict=True,
     ):
         want, got = _node(want_tree), _node(got_tree)
+        if kept and got is None:
+            raise FailedCheckError(
+                f"{name} emptied {label}.grad (None), which held the gradient an earlier backward left for "
+                "the caller. Likely cause: .grad = None or zero_grad() after a .backward(); "
+                "torch.autograd.grad returns the gradient and leaves every .grad as it was: nothing to undo."
+            )
+        if kept and mismatch(want, got, [], []):
+            raise FailedCheckError(
+                f"{name} changed {label}.grad, which held the gradient an earlier backward left for the "
+                "caller. Likely cause: .backward() adds to .grad (or the code writes to it); "
+                "torch.autograd.grad returns the gradient and leaves every .grad as it was."
+            )
         if want is None and got is not None:
             raise FailedCheckError(
                 f"{name} filled {label}.grad, which should stay None. Likely cause: .backward() stores "
@@ -495,6 +512,17 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 "backward calls; check which results you call .backward() on, and that nothing is "
                 "zeroed in between or counted twice."
             )
+
+
+def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
+    """A result right in every number can still leak all its memory, every call."""
+    if measurement.get("gradient_cycle") is True:
+        raise FailedCheckError(
+            f"{name} leaks memory: a tensor behind its result holds in .grad a gradient whose graph leads "
+            "back to that tensor, a reference cycle that is never freed (PyTorch issue #4661). Likely "
+            "cause: .backward(create_graph=True) (with inputs= or not); torch.autograd.grad(..., "
+            "create_graph=True) returns the gradient and stores nothing."
+        )
 
 
 def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:

@@ -129,10 +129,17 @@ def plan_result(
         for label, arg in zip(names, args, strict=True)
         if isinstance(arg, torch.Tensor)
     }
+    # A .grad the builder filled stands for what the caller's earlier backward left there.
+    filled = [None if leaf.grad is None else leaf.grad.clone() for _, leaf in leaves]
     result = reference(*args)
     expected = {
         "builder": builder_name,
         "leaves": [label for label, _ in leaves],
+        # Where the reference kept such a .grad as it was, the answer must keep it too.
+        "kept_filled": [
+            before is not None and leaf.grad is not None and torch.equal(before, leaf.grad)
+            for before, (_, leaf) in zip(filled, leaves, strict=True)
+        ],
         "result": arrays.tree(result),
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
         "arguments": arguments,

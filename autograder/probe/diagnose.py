@@ -111,21 +111,38 @@ def ways_out_of_the_graph(function) -> dict:
     }
 
 
-def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
-    """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
-    of the graph in the code, a wrong gradient is one of theirs."""
-    names: list[str] = []
+def _nodes_behind(outputs: list[torch.Tensor]):
+    """Every node of the graph behind `outputs`, once each."""
     seen, pending = set(), [output.grad_fn for output in outputs]
     while pending:
         node = pending.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
+        yield node
+        pending.extend(following for following, _ in node.next_functions)
+
+
+def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
+    """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
+    of the graph in the code, a wrong gradient is one of theirs."""
+    names: list[str] = []
+    for node in _nodes_behind(outputs):
         cls = getattr(node, "_forward_cls", None)
         if cls is not None and cls.__name__ not in names:
             names.append(cls.__name__)
-        pending.extend(following for following, _ in node.next_functions)
     return names
+
+
+def holds_a_gradient_cycle(outputs: list[torch.Tensor]) -> bool:
+    """Whether a leaf behind `outputs` holds in .grad a gradient with a graph, which leads back to that
+    leaf: .backward(create_graph=True) made it, and the cycle runs through C++ objects that Python's
+    garbage collector cannot see, so none of it is ever freed (PyTorch issue #4661)."""
+    for node in _nodes_behind(outputs):
+        leaf = getattr(node, "variable", None)  # an AccumulateGrad node's leaf
+        if isinstance(leaf, torch.Tensor) and leaf.grad is not None and leaf.grad.grad_fn is not None:
+            return True
+    return False
 
 
 def cut_from_graph(output: torch.Tensor) -> str:
@@ -454,6 +471,10 @@ _GRAD_RETURNS_A_TUPLE = (
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
 
 # What autograd's own errors mean in the mistakes the lessons warn about.
+_SETUP_CONTEXT_SIGNATURE = (
+    "\nLikely cause: autograd calls setup_context(ctx, inputs, output): ctx, the tuple of forward's inputs "
+    "and what forward returned. Take all three, even one you do not use."
+)
 _ERROR_HINTS = {
     "backward through the graph a second time": (
         "\nLikely cause: the first backward (or torch.autograd.grad) freed the graph's saved tensors; "
@@ -504,6 +525,14 @@ _ERROR_HINTS = {
         "builds its result as a new tensor (x * y, not x.mul_(y)), and one meant to work in place is "
         "applied to a copy (x.clone()). Otherwise change a copy, not the leaf."
     ),
+    "a leaf Variable that requires grad is being used in an in-place operation": (
+        "\nLikely cause: backward changes a tensor in place (x.pow_(2) on a saved input, grad_out *= ...). "
+        "Differentiated again, that tensor is a leaf that requires grad (the test's input, or the incoming "
+        "gradient), which autograd refuses to change in place: compute into a new tensor (x**2, "
+        "grad_out * ...)."
+    ),
+    "setup_context() missing": _SETUP_CONTEXT_SIGNATURE,
+    "setup_context() takes": _SETUP_CONTEXT_SIGNATURE,
     "Batching rule not implemented for aten::detach": (
         "\nLikely cause: backward calls .detach() on the incoming gradient or on a gradient computed from "
         "it. Fed a batch of incoming gradients, backward works on batched tensors, which vmap cannot "

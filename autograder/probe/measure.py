@@ -492,6 +492,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
     }
     tensors = samples.tensors(result)
+    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(tensors)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

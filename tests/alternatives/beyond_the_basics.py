@@ -15,6 +15,11 @@ _tanh_in_place = rewrites_of("tanhinplace")
 
 
 ALTERNATIVES = [
+    # Broadcasting views both saved tensors and computes nothing: it is no gradient computed for nothing.
+    _scaled_square(
+        "scaledsquare_broadcasts_what_it_saved",
+        ("        x, w = ctx.saved_tensors", "        x, w = torch.broadcast_tensors(*ctx.saved_tensors)"),
+    ),
     _scaled_square(
         "scaledsquare_with_its_own_vmap_rule",
         (

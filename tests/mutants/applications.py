@@ -191,6 +191,38 @@ MUTANTS = [
         (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
         says="which should stay None",
     ),
+    # Section 12.1 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
+    _penalty(
+        "penalty_backward_then_zero_grad",
+        _PENALTY_ALL,
+        (
+            _PENALTY_GRADIENTS,
+            "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad\n"
+            "    critic.zero_grad()",
+        ),
+        says="emptied critic.weight.grad",
+    ),
+    # With inputs=, the critic's .grad stays None, but the points' .grad holds its own graph: a leak.
+    _penalty(
+        "penalty_backward_into_its_own_points",
+        frozenset({_PENALTY_VALUE}),
+        (
+            _PENALTY_GRADIENTS,
+            "critic(points).sum().backward(create_graph=True, inputs=[points])\n    gradients = points.grad",
+        ),
+        says="leaks memory",
+    ),
+    _penalty(
+        "penalty_times_lambda",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return 10 * ((gradients.norm(dim=1) - 1) ** 2).mean()"),
+        says="the penalty is multiplied by λ = 10",
+    ),
+    _loss(
+        "loss_backward_then_grad_none",
+        (_LOSS_SLOPE, "f(x).backward(create_graph=True)\n    slope = x.grad\n    x.grad = None"),
+        says="the result includes the value x.grad held before the call",
+    ),
     _loss(
         "loss_without_create_graph",
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(f(x), x)"),
