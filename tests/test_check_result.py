@@ -120,6 +120,32 @@ def penalty(critic, points):
     return ((grad.norm(dim=1) - 1) ** 2).mean()
 
 
+def critic_with_gradients_and_points(gen):
+    """As a training step hands them over: each parameter's .grad holds what an earlier backward left."""
+    critic, points = critic_and_points(gen)
+    for parameter in critic.parameters():
+        parameter.grad = torch.ones_like(parameter)
+    return critic, points
+
+
+def penalty_by_backward(critic, points):
+    points = points.clone().requires_grad_()
+    critic(points).sum().backward(create_graph=True)
+    return ((points.grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_by_backward_then_zero_grad(critic, points):
+    result = penalty_by_backward(critic, points)
+    critic.zero_grad()
+    return result
+
+
+def penalty_by_backward_into_the_points(critic, points):
+    points = points.clone().requires_grad_()
+    critic(points).sum().backward(create_graph=True, inputs=[points])
+    return ((points.grad.norm(dim=1) - 1) ** 2).mean()
+
+
 def penalty_without_create_graph(critic, points):
     points = points.clone().requires_grad_()
     (grad,) = torch.autograd.grad(critic(points).sum(), points)
@@ -292,6 +318,21 @@ def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_
     assert message.startswith(
         "No gradient flows from the result of penalty_through_a_detached_critic back to critic.0.weight"
     )
+
+
+def test_a_grad_the_caller_filled_must_be_kept_as_it_was():
+    emptied = failure(penalty_by_backward_then_zero_grad, penalty, critic_with_gradients_and_points)
+    assert emptied.startswith("penalty_by_backward_then_zero_grad emptied critic.0.weight.grad (None)")
+    assert "zero_grad() after a .backward()" in emptied
+    added = failure(penalty_by_backward, penalty, critic_with_gradients_and_points)
+    assert added.startswith("penalty_by_backward changed critic.0.weight.grad, which held the gradient")
+    check_result(penalty, penalty, critic_with_gradients_and_points)
+
+
+def test_a_gradient_holding_its_own_graph_behind_the_result_fails_as_a_leak():
+    message = failure(penalty_by_backward_into_the_points, penalty, critic_and_points)
+    assert message.startswith("penalty_by_backward_into_the_points leaks memory: a tensor behind its result")
+    assert ".backward(create_graph=True)" in message
 
 
 def test_penalty_with_the_wrong_norm_fails_on_its_value():
