@@ -29,8 +29,9 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
 
 # A first derivative of tanh taken of a tensor that holds tanh(x) already, and why it is.
 _TANH_OF_TANH = (
-    "is 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds tanh(x), in backward or where a "
-    "tensor was saved (once forward has run, x holds tanh(x)). Forward overwrote x with tanh(x), and the "
+    "is 1 - tanh(tanh(x))**2: the derivative of tanh at x (1 - tanh(x)**2, or 1 / cosh(x)**2) was taken "
+    "of a tensor that already holds tanh(x), in backward or where a tensor was saved (once forward has run, "
+    "x holds tanh(x)). Forward overwrote x with tanh(x), and the "
     "output is that same tensor, so the tensor to save, output or input, is tanh(x) itself: save it and use "
     "it as it is, grad_out * (1 - result**2)"
 )

@@ -4,12 +4,15 @@ Each takes the student's Function and runs it as one test cell needs, telling a 
 reveal as what the answer did; the values of the derivatives are the checks' to compare.
 """
 
+import re
 from collections.abc import Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
+from autograder.judge import hints
+from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -119,6 +122,12 @@ _ALIASING = {
 }
 
 
+# grad_out *= 2 and the like, which Python runs as Tensor.__imul__.
+_IN_PLACE_OPERATOR = re.compile(
+    r"__i(add|sub|mul|truediv|floordiv|pow|matmul|mod|and|or|xor|lshift|rshift)__"
+)
+
+
 def _tensors_in(arguments) -> Iterator[torch.Tensor]:
     """The tensors among a torch operation's arguments, nested in tuples, lists and dicts as those of
     torch.stack or torch.cat are."""
@@ -146,7 +155,7 @@ class _Uses(TorchFunctionMode):
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
         name = getattr(func, "__name__", "")
-        in_place = (name.endswith("_") and not name.startswith("__")) or name.startswith("__i")
+        in_place = (name.endswith("_") and not name.startswith("_")) or _IN_PLACE_OPERATOR.fullmatch(name)
         used = list(_tensors_in((args, kwargs)))
         if name in _ALIASING:
             # Each output stands for its own input: x.expand_as(w) views x, and only reads w's shape.
@@ -179,6 +188,8 @@ def gradients_returned(
     node = out.grad_fn  # the ctx that setup_context filled in
     with torch.no_grad(), _Uses(w, grad_out) as uses:  # as autograd runs a first backward
         grads = function.backward(node, grad_out)
+    if isinstance(grads, tuple) and len(grads) > 2 and all(extra is None for extra in grads[2:]):
+        grads = grads[:2]  # autograd ignores a None returned beyond the inputs
     with torch.no_grad():
         swapped = (
             grad_out * x**2 if node.needs_input_grad[1] else None,
@@ -220,6 +231,11 @@ def gradients_returned(
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
                 f"grad: return {'its gradient' if needed else 'None'} there"
             )
+    if diagnose.saved_in_reverse(out, (x, w)) and grads[1] is not None and not node.needs_input_grad[0]:
+        with torch.no_grad():
+            unpacked_swapped = torch.allclose(grads[1], grad_out * w**2)
+        if unpacked_swapped:
+            raise AnswerRefusedError(hints.saved_in_reverse(["x", "w"]).removeprefix("Likely cause: "))
     uses_of_w, uses_of_grad_out = uses.counts
     if uses_of_w and not node.needs_input_grad[0]:
         raise AnswerRefusedError(

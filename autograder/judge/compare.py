@@ -234,6 +234,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
         return arrays.text(record["extras_hint"])
+    if record.get("saved_in_reverse") is True:
+        return hints.saved_in_reverse(names)
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 
 
@@ -518,10 +520,10 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
     """A result right in every number can still leak all its memory, every call."""
     if measurement.get("gradient_cycle") is True:
         raise FailedCheckError(
-            f"{name} leaks memory: a tensor behind its result holds in .grad a gradient whose graph leads "
-            "back to that tensor, a reference cycle that is never freed (PyTorch issue #4661). Likely "
-            "cause: .backward(create_graph=True) (with inputs= or not); torch.autograd.grad(..., "
-            "create_graph=True) returns the gradient and stores nothing."
+            f"{name} leaks memory: a tensor it made or was given holds in .grad a gradient whose graph "
+            "leads back to that tensor, a reference cycle that is never freed (PyTorch issue #4661). "
+            "Likely cause: .backward(create_graph=True) (with inputs= or not); torch.autograd.grad "
+            "returns the gradient and stores nothing."
         )
 
 

@@ -56,6 +56,16 @@ def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names
     )
 
 
+def saved_in_reverse(names: list[str]) -> str:
+    """The hint for inputs saved in the reverse of forward's order: ctx.saved_tensors keeps that order."""
+    saved = ", ".join(reversed(names))
+    return (
+        f"Likely cause: the inputs were saved in reverse, ctx.save_for_backward({saved}), and "
+        f"ctx.saved_tensors gives them back in the order saved: unpacked as {', '.join(names)} = "
+        f"ctx.saved_tensors, each holds the other's values. Save and unpack them in the same order."
+    )
+
+
 def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
     """A hint when a derivative is the right one negated: a sign flipped in its formula."""
     if got.shape != expected.shape or bool((expected.detach().abs() < 1e-6).all()):

@@ -9,8 +9,10 @@ only ever add text to a verdict the judge reached on its own.
 import dis
 import inspect
 import types
+import weakref
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograder.wire.tensors import is_zero
 
@@ -111,37 +113,52 @@ def ways_out_of_the_graph(function) -> dict:
     }
 
 
-def _nodes_behind(outputs: list[torch.Tensor]):
-    """Every node of the graph behind `outputs`, once each."""
+def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
+    """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
+    of the graph in the code, a wrong gradient is one of theirs."""
+    names: list[str] = []
     seen, pending = set(), [output.grad_fn for output in outputs]
     while pending:
         node = pending.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
-        yield node
-        pending.extend(following for following, _ in node.next_functions)
-
-
-def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
-    """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
-    of the graph in the code, a wrong gradient is one of theirs."""
-    names: list[str] = []
-    for node in _nodes_behind(outputs):
         cls = getattr(node, "_forward_cls", None)
         if cls is not None and cls.__name__ not in names:
             names.append(cls.__name__)
+        pending.extend(following for following, _ in node.next_functions)
     return names
 
 
-def holds_a_gradient_cycle(outputs: list[torch.Tensor]) -> bool:
-    """Whether a leaf behind `outputs` holds in .grad a gradient with a graph, which leads back to that
-    leaf: .backward(create_graph=True) made it, and the cycle runs through C++ objects that Python's
-    garbage collector cannot see, so none of it is ever freed (PyTorch issue #4661)."""
-    for node in _nodes_behind(outputs):
-        leaf = getattr(node, "variable", None)  # an AccumulateGrad node's leaf
-        if isinstance(leaf, torch.Tensor) and leaf.grad is not None and leaf.grad.grad_fn is not None:
-            return True
+class TensorsMade(TorchFunctionMode):
+    """Keeps a weak reference to every tensor a torch call returns while it is active: once the answer has
+    returned, those still alive include any leaf it made and left in a reference cycle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[weakref.ref] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for tensor in result if isinstance(result, tuple | list) else (result,):
+            if isinstance(tensor, torch.Tensor):
+                self.made.append(weakref.ref(tensor))
+        return result
+
+    def alive(self) -> list[torch.Tensor]:
+        return [tensor for ref in self.made if (tensor := ref()) is not None]
+
+
+def holds_a_gradient_cycle(tensors: list[torch.Tensor]) -> bool:
+    """Whether one of `tensors` holds in .grad a gradient with a graph, which leads back to that tensor:
+    .backward(create_graph=True) made it, and the cycle runs through C++ objects that Python's garbage
+    collector cannot see, so none of it is ever freed (PyTorch issue #4661)."""
+    for tensor in tensors:
+        try:  # only a leaf has a .grad; a tensor a torch.func transform wrapped may be dead by now
+            if tensor.is_leaf and tensor.grad is not None and tensor.grad.grad_fn is not None:
+                return True
+        except RuntimeError:
+            continue
     return False
 
 
@@ -221,6 +238,19 @@ def saved_inputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...], names: 
         kept = []
     kept += [value for value in vars(node).values() if isinstance(value, torch.Tensor)]
     return [name for name, x in zip(names, inputs, strict=True) if any(t is x for t in kept)]
+
+
+def saved_in_reverse(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> bool:
+    """True when the Function behind `output` saved its inputs, all of them, in the reverse of the order
+    forward takes them, ctx.save_for_backward(w, x) for forward(x, w): ctx.saved_tensors gives them back
+    in the order saved, so a backward that unpacks `x, w = ctx.saved_tensors` swaps them."""
+    if function_class(output) is None or len(inputs) < 2:
+        return False
+    try:
+        saved = output.grad_fn.saved_tensors
+    except RuntimeError:  # freed by an earlier backward
+        return False
+    return len(saved) == len(inputs) and all(s is x for s, x in zip(saved, reversed(inputs), strict=True))
 
 
 def _saved_without_history(output: torch.Tensor) -> bool:

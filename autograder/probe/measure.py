@@ -218,6 +218,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
                 or diagnose.wrong_output_term(outputs[0], inputs)
             )
             record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)
+            record["saved_in_reverse"] = diagnose.saved_in_reverse(outputs[0], inputs)
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
@@ -479,7 +480,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         return {"arity": len(args)}
     leaves = samples.leaves(args, names)
     flags = [isinstance(arg, torch.Tensor) and arg.requires_grad for arg in args]
-    result, error = _called(name, function, args, request["where"])
+    with diagnose.TensorsMade() as made:
+        result, error = _called(name, function, args, request["where"])
     if error:
         return {"error": error}
     measurement = {
@@ -492,7 +494,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
     }
     tensors = samples.tensors(result)
-    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(tensors)
+    # A leaf the answer made and left in a cycle is alive only through it, and only `made` still sees it.
+    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(made.alive() + [t for _, t in leaves])
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

@@ -15,6 +15,16 @@ _tanh_in_place = rewrites_of("tanhinplace")
 
 
 ALTERNATIVES = [
+    # Saved in reverse and unpacked in the same order: backward's x is x.
+    _scaled_square(
+        "scaledsquare_saves_and_unpacks_in_reverse",
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(w, x)"),
+        ("        x, w = ctx.saved_tensors", "        w, x = ctx.saved_tensors"),
+    ),
+    # autograd ignores a None returned beyond the inputs.
+    _scaled_square(
+        "scaledsquare_returns_a_trailing_none", ("return grad_x, grad_w", "return grad_x, grad_w, None")
+    ),
     # Broadcasting views both saved tensors and computes nothing: it is no gradient computed for nothing.
     _scaled_square(
         "scaledsquare_broadcasts_what_it_saved",

@@ -97,6 +97,13 @@ MUTANTS = [
         ("return product", "return x.grad"),
         says=".grad adds up",
     ),
+    # The product is right, but x.grad holds a gradient whose graph holds x: a reference cycle.
+    _hvp(
+        "hvp_backward_then_autograd_grad",
+        _HVP_ALL,
+        (_HVP_FIRST, "f(x).backward(create_graph=True)\n    grad_x = x.grad"),
+        says="hvp leaks memory",
+    ),
     _hvp(
         "hvp_detaches_the_first_gradient",
         _HVP_ALL,
@@ -294,9 +301,10 @@ INSTRUCTIONS = {
     "subtract 1": "penalty_without_minus_one",
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
-    "Do not call `.backward()` in the penalty": "penalty_fills_the_critics_grad",
+    "Leave the critic's `.grad` as you found it": "penalty_fills_the_critics_grad",
+    "and leak nothing": "penalty_backward_into_its_own_points",
     "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
-    "Do not call `.backward()` inside the loss": "loss_fills_x_grad",
+    "Leave `x.grad` as you found it": "loss_backward_then_grad_none",
 }

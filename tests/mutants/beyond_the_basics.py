@@ -67,6 +67,13 @@ MUTANTS = [
     _scaled_square(
         "no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", ""), says="vmap support"
     ),
+    # ctx.saved_tensors keeps the order saved: backward's x holds w, and its w holds x.
+    _scaled_square(
+        "saves_the_inputs_in_reverse",
+        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(w, x)"),
+        says="the inputs were saved in reverse, ctx.save_for_backward(w, x)",
+    ),
     # Every derivative is right: only a change in place between forward and backward goes unnoticed.
     _scaled_square(
         "saves_the_inputs_on_ctx",
@@ -511,7 +518,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
-        says="tanh was taken of a tensor that already holds tanh(x)",
+        says="was taken of a tensor that already holds tanh(x)",
         by_nbgrader=True,
     ),
     # The output is saved, as it should be, then taken tanh of again: the numbers are those of the input's.
@@ -531,7 +538,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(torch.tanh(inputs[0]))"),
         says=(
-            "tanh was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
+            "was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
             "setup_context saved a new tensor with ctx.save_for_backward, not the output",
             "Likely cause: its first derivative is 1 - tanh(tanh(x))**2",
         ),
