@@ -27,6 +27,34 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
         ) from None
 
 
+def returns_an_unmarked_input(function: type[torch.autograd.Function], x: torch.Tensor) -> bool:
+    """Whether forward wrote into x and returns x, or a view of it, with x not marked dirty: autograd then
+    hands the caller a view of x, and x keeps its old history."""
+    y = x.detach().clone().requires_grad_(x.requires_grad) * 1
+    out = applied(function, y)
+    return out is not y and out._base is y
+
+
+UNMARKED = (
+    "forward changed x in place and returns it, or a view of it, but setup_context does not call "
+    "ctx.mark_dirty(x): autograd then hands the caller a view of x, and x keeps its old history. Call "
+    "ctx.mark_dirty(x) in setup_context and return x itself (a view, as autograd's error suggests, hides "
+    "the mistake)"
+)
+
+
+def _differentiates_right(function: type[torch.autograd.Function]) -> bool:
+    """Whether function, applied to a copy, passes torch's gradcheck and gradgradcheck."""
+    points = torch.linspace(-2, 2, 5, dtype=torch.float64, requires_grad=True)
+    try:
+        return all(
+            check(lambda t: on_a_copy(function, t), (points,), raise_exception=False)
+            for check in (torch.autograd.gradcheck, torch.autograd.gradgradcheck)
+        )
+    except (RuntimeError, AnswerRefusedError):
+        return False
+
+
 # A first derivative of tanh taken of a tensor that holds tanh(x) already, and why it is.
 _TANH_OF_TANH = (
     "is 1 - tanh(tanh(x))**2: the derivative of tanh at x (1 - tanh(x)**2, or 1 / cosh(x)**2) was taken "
@@ -75,6 +103,9 @@ def differentiated_on_a_copy(function: type[torch.autograd.Function], x: torch.T
             slope = None
     if slope is not None:
         refuse_tanh_of_tanh(slope, points, "its first derivative")
+    # An unmarked x costs the derivatives only where they go wrong; then that is the cause to name.
+    if returns_an_unmarked_input(function, x) and not _differentiates_right(function):
+        raise AnswerRefusedError(UNMARKED)
     return on_a_copy(function, x)
 
 
@@ -100,6 +131,8 @@ def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor)
 def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """1.0 if backward refuses to run after the caller changes function's output in place, as autograd's
     version check makes it do for a tensor saved with ctx.save_for_backward; otherwise what it read."""
+    if returns_an_unmarked_input(function, x):
+        raise AnswerRefusedError(UNMARKED)
     out = applied(function, x * 1)
     saved = getattr(out.grad_fn, "saved_tensors", ())  # what ctx.save_for_backward was given
     before = out.detach().clone()

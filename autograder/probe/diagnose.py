@@ -424,8 +424,35 @@ def _gradient_like(value) -> bool:
 
 def known_error_hint(error: Exception) -> str:
     """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
-    return forward_takes_ctx_beside_setup_context(error) or next(
-        (hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), ""
+    return (
+        forward_takes_ctx_beside_setup_context(error)
+        or _saved_tensors_miscounted(error)
+        or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
+    )
+
+
+def _saved_tensors_miscounted(error: Exception) -> str:
+    """Why unpacking ctx.saved_tensors failed, read off the bytecode that raised (the notebook's source is
+    not here): the usual cause is a second ctx.save_for_backward call, which replaces what the first saved."""
+    if not isinstance(error, ValueError) or "values to unpack" not in str(error):
+        return ""
+    entry = error.__traceback__
+    while entry is not None and entry.tb_next is not None:
+        entry = entry.tb_next
+    if entry is None:
+        return ""
+    # What the failing unpacking unpacked is what the instruction before it loaded.
+    loaded = None
+    for instruction in dis.get_instructions(entry.tb_frame.f_code):
+        if instruction.offset == entry.tb_lasti:
+            break
+        loaded = instruction
+    if loaded is None or loaded.argval != "saved_tensors":
+        return ""
+    return (
+        "\nLikely cause: ctx.saved_tensors holds what the last ctx.save_for_backward call saved, and no "
+        "more: each call replaces the one before. Save every tensor backward needs in one call, "
+        "ctx.save_for_backward(x, w), and unpack them in that order."
     )
 
 
@@ -560,6 +587,11 @@ _ERROR_HINTS = {
         "Differentiated again, that tensor is a leaf that requires grad (the test's input, or the incoming "
         "gradient), which autograd refuses to change in place: compute into a new tensor (x**2, "
         "grad_out * ...)."
+    ),
+    "A view was created in no_grad mode and its base or another view of its base has been modified": (
+        "\nLikely cause: a view made where autograd does not record (in setup_context, as "
+        "output.view_as(output), or under torch.no_grad()) of a tensor changed in place; a Function that "
+        "works in place saves its output itself: ctx.save_for_backward(output)."
     ),
     "setup_context() missing": _SETUP_CONTEXT_SIGNATURE,
     "setup_context() takes": _SETUP_CONTEXT_SIGNATURE,

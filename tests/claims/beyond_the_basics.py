@@ -14,4 +14,8 @@ CLAIMS = [
     Claim(r"to (\d+) MiB at 8192", r"8192 rows: .*, and a ([\d.]+) MiB grad_x thrown away"),
     Claim(r"returns (\d+) without a word", r"grad\(grad\(SigmoidOnce\.apply\)\): (-?[\d.]+)"),
     Claim(r"and its gradient is a silent (\d+)\.", r"ExpInPlaceAsView: .*gradient through y: \[([\d.]+),"),
+    Claim(
+        r"which saves nothing, runs, and `y`'s gradient is a silent (\d+)",
+        r"ExpInPlaceOnCtx: .*gradient through y: \[([\d.]+),",
+    ),
 ]

@@ -198,7 +198,7 @@ MUTANTS = [
         (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
         says="which should stay None",
     ),
-    # Section 12.1 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
+    # Section 1 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
     _penalty(
         "penalty_backward_then_zero_grad",
         _PENALTY_ALL,
@@ -288,9 +288,10 @@ INSTRUCTIONS = {
     "its `requires_grad` must stay as it was": "hvp_marks_the_callers_x",
     "take the gradient of `f(x)` with `create_graph=True`": "hvp_without_create_graph",
     "differentiate it once more with `v` as the incoming gradient (`grad_outputs=v`)": "hvp_weighted_by_ones",
-    "prefer `torch.autograd.grad`, which returns the product and leaves every `.grad` alone": (
+    "prefer `torch.autograd.grad`, which returns the product and stores nothing": (
         "hvp_returns_x_grad_after_two_backwards"
     ),
+    "leave no gradient holding its own graph": "hvp_backward_then_autograd_grad",
     "Return the product, shaped like `x`": "hvp_returns_a_column",
     "Do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
     "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
@@ -302,7 +303,7 @@ INSTRUCTIONS = {
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
     "Leave the critic's `.grad` as you found it": "penalty_fills_the_critics_grad",
-    "and leak nothing": "penalty_backward_into_its_own_points",
+    "Leak nothing": "penalty_backward_into_its_own_points",
     "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",

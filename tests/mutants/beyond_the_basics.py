@@ -67,6 +67,13 @@ MUTANTS = [
     _scaled_square(
         "no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", ""), says="vmap support"
     ),
+    # A second save_for_backward replaces the first: backward finds one tensor where it unpacks two.
+    _scaled_square(
+        "saves_x_then_w_in_two_calls",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD, _SAVES},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x)\n        ctx.save_for_backward(w)"),
+        says="each call replaces the one before",
+    ),
     # ctx.saved_tensors keeps the order saved: backward's x holds w, and its w holds x.
     _scaled_square(
         "saves_the_inputs_in_reverse",
@@ -413,6 +420,14 @@ MUTANTS = [
         (_MARK_DIRTY, ""),
         says="changed x in place and returns it, but setup_context does not call ctx.mark_dirty(x)",
         by_nbgrader=True,
+    ),
+    # Nothing saved, nothing refused: autograd hands the caller a view of x, which keeps its old history.
+    _tanh_in_place(
+        "forgets_mark_dirty_and_keeps_the_output_on_ctx",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        (_MARK_DIRTY + "        ctx.save_for_backward(output)", "        ctx.result = output"),
+        ("(result,) = ctx.saved_tensors", "result = ctx.result"),
+        says="changed x in place and returns it, or a view of it, but setup_context does not call",
     ),
     _tanh_in_place(
         "marks_the_inputs_tuple_dirty",
