@@ -9,6 +9,8 @@ built here rather than written as ordinary torch code.
 
 import torch
 
+from autograder.probe.refused import AnswerRefusedError
+
 
 def vhp_by_torch(f, x, v):
     """torch's vector-Hessian product vᵀH, which is H·v because H is symmetric."""
@@ -40,6 +42,22 @@ _MORE_THAN_ONCE = (
     "one double backward; building the Hessian takes one per row, row by row or in one batch "
     "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)"
 )
+
+
+_NEVER = (
+    "hvp never applied f's second derivative, so it did not differentiate the gradient again: a finite "
+    "difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, only approximates H·v. Take the gradient with "
+    "create_graph=True and differentiate it once more, with grad_outputs=v"
+)
+
+
+def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """hvp(f, x, v) for an f from second_derivative_once, refused if it never applied f's second
+    derivative: it approximated H·v instead (f itself refuses a second application)."""
+    product = hvp(f, x, v)
+    if f.second_derivatives_applied() == 0:
+        raise AnswerRefusedError(_NEVER)
+    return product
 
 
 def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
@@ -131,4 +149,8 @@ def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
             (x,) = ctx.saved_tensors
             return Slope.apply(x) @ x_t
 
-    return QuadraticPlusCubic.apply
+    def f(x):
+        return QuadraticPlusCubic.apply(x)
+
+    f.second_derivatives_applied = lambda: products
+    return f

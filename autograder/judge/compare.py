@@ -13,7 +13,7 @@ import torch
 
 from autograder.judge import gradcheck, hints
 from autograder.wire import arrays, samples
-from autograder.wire.tensors import NotATensor, first_difference, is_zero, mismatch
+from autograder.wire.tensors import NotATensor, apart, first_difference, is_zero, mismatch
 from autograder.wire.verdict import FailedCheckError, Verdict
 
 # gradcheck's own tolerances for analytic against numerical Jacobians.
@@ -467,7 +467,13 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
             value = float(got["tensor"])
         close = isinstance(value, float) and math.isclose(value, want["number"], rel_tol=1e-7, abs_tol=1e-9)
         shown = got.get("tensor", value)
-        problem = None if close else f"expected {want['number']:.6g}, got {shown}"
+        if close:
+            problem = None
+        elif isinstance(value, float):
+            expected_text, got_text = apart(want["number"], value)
+            problem = f"expected {expected_text}, got {got_text}"
+        else:
+            problem = f"expected {want['number']:.6g}, got {shown}"
     else:
         problem = f"got {_kind(got)} instead of a number"
     if problem:

@@ -593,6 +593,10 @@ _ERROR_HINTS = {
         "output.view_as(output), or under torch.no_grad()) of a tensor changed in place; a Function that "
         "works in place saves its output itself: ctx.save_for_backward(output)."
     ),
+    "grad can be implicitly created only for scalar outputs": (
+        "\nLikely cause: the tensor differentiated has more than one element, so autograd needs a weight "
+        "for each: pass grad_outputs (or .backward(gradient)), or differentiate a scalar such as its .sum()."
+    ),
     "setup_context() missing": _SETUP_CONTEXT_SIGNATURE,
     "setup_context() takes": _SETUP_CONTEXT_SIGNATURE,
     "Batching rule not implemented for aten::detach": (

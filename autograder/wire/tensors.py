@@ -32,10 +32,18 @@ def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str
         f"{name}={float(p.detach()[index]):.6g}" for name, p in zip(point_names, points, strict=True)
     )
     position = f" at index {list(index)}" if index else ""
-    return (
-        f"expected {float(expected.detach()[index]):.6g}, got {float(got.detach()[index]):.6g}"
-        f"{position}" + (f" ({where})" if where else "")
-    )
+    want, have = apart(float(expected.detach()[index]), float(got.detach()[index]))
+    return f"expected {want}, got {have}{position}" + (f" ({where})" if where else "")
+
+
+def apart(expected: float, got: float) -> tuple[str, str]:
+    """The two numbers to 6 significant digits, or to as many more as it takes for them to differ in
+    print: 'expected 0.5625, got 0.5625' would tell a student nothing."""
+    for digits in range(6, 18):
+        shown = f"{expected:.{digits}g}", f"{got:.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return repr(expected), repr(got)
 
 
 def first_difference(expected: torch.Tensor, got: torch.Tensor) -> tuple[int, ...] | None:

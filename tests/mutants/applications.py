@@ -97,6 +97,19 @@ MUTANTS = [
         ("return product", "return x.grad"),
         says=".grad adds up",
     ),
+    # Gradients at two points never apply f's second derivative: right for a quadratic, approximate otherwise.
+    _hvp(
+        "hvp_by_finite_difference",
+        frozenset({_HVP_ONCE}),
+        (
+            _HVP_FIRST + "\n    " + _HVP_SECOND,
+            "eps = 1e-6\n"
+            "    ahead, behind = (x.detach() + sign * eps * v for sign in (1, -1))\n"
+            "    slopes = [torch.autograd.grad(f(p.requires_grad_()), p)[0] for p in (ahead, behind)]\n"
+            "    product = (slopes[0] - slopes[1]) / (2 * eps)",
+        ),
+        says="hvp never applied f's second derivative",
+    ),
     # The product is right, but x.grad holds a gradient whose graph holds x: a reference cycle.
     _hvp(
         "hvp_backward_then_autograd_grad",
@@ -263,6 +276,11 @@ MUTANTS = [
         "loss_differentiates_x_cubed",
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(x**3, x, create_graph=True)"),
         says="the derivative is that of x**3, not of f(x)",
+    ),
+    _loss(
+        "loss_without_the_one",
+        ("return slope - 2 * x + 1", "return slope - 2 * x"),
+        says="the + 1 is missing",
     ),
     _loss(
         "loss_subtracts_one",
