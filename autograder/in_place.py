@@ -87,6 +87,22 @@ def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
 TANH_OF_TANH = {f"its first derivative {_TANH_OF_TANH}.": tanh_differentiated_as_tanh_of_tanh}
 
 
+def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
+    """Name a backward that returns the derivative alone, whatever grad_out is: the checks that feed it
+    ones (a sum, torch.func's grad of a scalar) cannot tell, and the rest would blame the formula."""
+    leaf = x.detach().clone().requires_grad_()
+    out = applied(function, leaf * 1)
+    with torch.no_grad():
+        grads = function.backward(out.grad_fn, torch.full_like(out, 2.0))
+    grad = grads[0] if isinstance(grads, tuple | list) and grads else grads
+    slope = 1 - torch.tanh(leaf.detach()) ** 2
+    if isinstance(grad, torch.Tensor) and grad.shape == slope.shape and torch.allclose(grad, slope):
+        raise AnswerRefusedError(
+            "fed grad_out = 2, backward returned 1 - tanh(x)**2 itself: it leaves grad_out out. Return "
+            "grad_out times the derivative, grad_out * (1 - result**2)"
+        )
+
+
 def on_a_copy(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """function applied to a copy of x, since a leaf that requires grad cannot be changed in place."""
     return applied(function, x.clone())
@@ -112,6 +128,7 @@ def differentiated_on_a_copy(function: type[torch.autograd.Function], x: torch.T
 def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """y = x * 1, changed in place by function, then used as the caller holds it: it must hold the output
     and have the Function's node as its history."""
+    refuse_a_backward_ignoring_grad_out(function, x)
     y = x * 1
     out = applied(function, y)
     if y.grad_fn is not getattr(out, "grad_fn", None):
@@ -210,6 +227,7 @@ def torch_func_second_derivative(function: type[torch.autograd.Function], x: tor
     points = x.reshape(-1)
     for point in points:
         refuse_what_torch_func_cannot_use(function, point)
+    refuse_a_backward_ignoring_grad_out(function, x)
     return torch.stack([second(point) for point in points]).reshape(x.shape)
 
 

@@ -36,7 +36,7 @@ def function_class(output: torch.Tensor) -> type | None:
 
 def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[set[str], bool]:
     """Attribute and global names a function uses, and the keywords it passes (as `create_graph=`),
-    following plain helper functions it calls.
+    following plain helper functions it calls, except the grader's own.
 
     Returns the names and whether NumPy is among the globals it reaches. Other Functions it calls
     (`CubeBackward.apply`) are not followed, unless `into_classes`: calling one is the cure, not the
@@ -63,7 +63,9 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "numpy":
             uses_numpy = True
             continue
-        helpers = [value] if isinstance(value, types.FunctionType) else []
+        # The grader's own helpers are not the answer: what they use is no cause the answer can have.
+        ours = getattr(value, "__module__", "").startswith("autograder")
+        helpers = [value] if isinstance(value, types.FunctionType) and not ours else []
         if into_classes and isinstance(value, type) and value.__module__ == function.__module__:
             helpers = [getattr(v, "__func__", v) for v in vars(value).values()]
         for helper in helpers if depth > 0 else []:

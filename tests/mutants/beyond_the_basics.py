@@ -576,9 +576,9 @@ MUTANTS = [
     ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return 1 - result**2"),
-        says="without multiplying by grad_out",
+        says=("without multiplying by grad_out", "fed grad_out = 2, backward returned 1 - tanh(x)**2 itself"),
     ),
     # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
     _tanh_in_place(
@@ -601,7 +601,7 @@ INSTRUCTIONS = {
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
-    "`forward(x)` takes no `ctx`, and": "old_style_tanhinplace",
+    "`forward(x)` takes no `ctx`; it": "old_style_tanhinplace",
     "changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
     "marks the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
     "saves the output with `ctx.save_for_backward`": "saves_the_output_on_ctx",
