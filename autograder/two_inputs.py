@@ -4,15 +4,12 @@ Each takes the student's Function and runs it as one test cell needs, telling a 
 reveal as what the answer did; the values of the derivatives are the checks' to compare.
 """
 
-import re
 from collections.abc import Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
-from autograder.judge import hints
-from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -102,32 +99,6 @@ def torch_func_second_derivative_in_x(
     return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
 
 
-# What reads a tensor, copies it or views it without computing with it: backward's `w.shape`, its
-# `x, w = (t.detach() for t in ctx.saved_tensors)` or `torch.broadcast_tensors(x, w)`, computes no gradient;
-# what it returns stands for the same tensor.
-_ALIASING = {
-    "__get__",
-    "detach",
-    "clone",
-    "contiguous",
-    "to",
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "expand",
-    "expand_as",
-    "broadcast_to",
-    "broadcast_tensors",
-}
-
-
-# grad_out *= 2 and the like, which Python runs as Tensor.__imul__.
-_IN_PLACE_OPERATOR = re.compile(
-    r"__i(add|sub|mul|truediv|floordiv|pow|matmul|mod|and|or|xor|lshift|rshift)__"
-)
-
-
 def _tensors_in(arguments) -> Iterator[torch.Tensor]:
     """The tensors among a torch operation's arguments, nested in tuples, lists and dicts as those of
     torch.stack or torch.cat are."""
@@ -141,34 +112,17 @@ def _tensors_in(arguments) -> Iterator[torch.Tensor]:
             yield from _tensors_in(argument)
 
 
-class _Uses(TorchFunctionMode):
-    """Counts the torch operations run under it that compute with each of `tensors`, or with a copy or a
-    view of it. Reading an attribute (w.requires_grad, w.shape), copying or viewing computes nothing, and
-    an in-place operation (grad_out *= 1) is another test's to name: neither counts."""
+class _Computed(TorchFunctionMode):
+    """Keeps every tensor the torch operations run under it return: what backward computed, whether it
+    returns it or not."""
 
-    def __init__(self, *tensors: torch.Tensor) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.aliases: list[list[torch.Tensor]] = [[tensor] for tensor in tensors]
-        self.counts = [0] * len(tensors)
+        self.tensors: list[torch.Tensor] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        name = getattr(func, "__name__", "")
-        in_place = (name.endswith("_") and not name.startswith("_")) or _IN_PLACE_OPERATOR.fullmatch(name)
-        used = list(_tensors_in((args, kwargs)))
-        if name in _ALIASING:
-            # Each output stands for its own input: x.expand_as(w) views x, and only reads w's shape.
-            sources = used if name == "broadcast_tensors" else used[:1]
-            for source, alias in zip(sources, _tensors_in(result), strict=False):
-                for aliases in self.aliases:
-                    if any(source is known for known in aliases):
-                        aliases.append(alias)
-            return result
-        if in_place:
-            return result
-        for index, aliases in enumerate(self.aliases):
-            self.counts[index] += any(argument is alias for argument in used for alias in aliases)
+        result = func(*args, **(kwargs or {}))
+        self.tensors.extend(_tensors_in(result))
         return result
 
 
@@ -179,14 +133,13 @@ def gradients_returned(
     for None, in the order of the inputs. A gradient nobody needs, computed or returned, or one returned
     in the wrong place, is refused with what the answer did; the values are left to the derivative checks.
 
-    Backward is called here, in this thread, where a torch function mode sees every operation it runs,
-    to catch a gradient computed for nothing, the waste section 2 of the lesson measures: w enters only
-    grad_x = grad_out * 2 * w * x, so a backward that touches w when x needs no gradient computed grad_x;
-    each gradient is grad_out times a factor, so one that computes with grad_out twice when only x needs a
-    gradient computed grad_w too."""
+    Backward is called here, in this thread, where a torch function mode sees every tensor it computes,
+    to catch a gradient computed for nothing, the waste section 2 of the lesson measures: a tensor equal
+    to the gradient of an input that needs none, grad_out * 2 * w * x or grad_out * x**2, whatever
+    operations made it and whatever backward then returned."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
-    with torch.no_grad(), _Uses(w, grad_out) as uses:  # as autograd runs a first backward
+    with torch.no_grad(), _Computed() as computed:  # as autograd runs a first backward
         grads = function.backward(node, grad_out)
     if isinstance(grads, tuple) and len(grads) > 2 and all(extra is None for extra in grads[2:]):
         grads = grads[:2]  # autograd ignores a None returned beyond the inputs
@@ -231,24 +184,22 @@ def gradients_returned(
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
                 f"grad: return {'its gradient' if needed else 'None'} there"
             )
-    if diagnose.saved_in_reverse(out, (x, w)) and grads[1] is not None and not node.needs_input_grad[0]:
-        with torch.no_grad():
-            unpacked_swapped = torch.allclose(grads[1], grad_out * w**2)
-        if unpacked_swapped:
-            raise AnswerRefusedError(hints.saved_in_reverse(["x", "w"]).removeprefix("Likely cause: "))
-    uses_of_w, uses_of_grad_out = uses.counts
-    if uses_of_w and not node.needs_input_grad[0]:
-        raise AnswerRefusedError(
-            "backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x needs), then "
-            "returned None for it, as ctx.needs_input_grad[0] says x does not require grad: compute a "
-            "gradient only when its input's flag is True, and skip the work otherwise"
-        )
-    if uses_of_grad_out > 1 and node.needs_input_grad == (True, False):
-        raise AnswerRefusedError(
-            "backward computed with grad_out twice, once per gradient, so it computed grad_w too, then "
-            "returned None for it, as ctx.needs_input_grad[1] says w does not require grad: compute a "
-            "gradient only when its input's flag is True, and skip the work otherwise"
-        )
+    with torch.no_grad():
+        unneeded = [
+            (name, formula, index, value)
+            for name, formula, index, value in (
+                ("grad_x", "grad_out * 2 * w * x", 0, grad_out * 2 * w * x),
+                ("grad_w", "grad_out * x**2", 1, grad_out * x**2),
+            )
+            if not node.needs_input_grad[index]
+        ]
+    for name, formula, index, value in unneeded:
+        if any(t.shape == value.shape and torch.allclose(t, value) for t in computed.tensors):
+            raise AnswerRefusedError(
+                f"backward computed {name} ({formula}), then returned None for it, as "
+                f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a gradient "
+                "only when its input's flag is True, and skip the work otherwise"
+            )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
 
 

@@ -66,6 +66,26 @@ def saved_in_reverse(names: list[str]) -> str:
     )
 
 
+def inputs_swapped(
+    at_swapped: list[torch.Tensor] | None, got: list[torch.Tensor], names: list[str]
+) -> str | None:
+    """A hint when backward's gradients are the right ones at its two inputs' values exchanged: backward
+    computes with each input holding the other's values."""
+    if at_swapped is None or len(got) != len(at_swapped):
+        return None
+    if not all(
+        g.shape == w.shape and torch.allclose(g.detach(), w, rtol=1e-6, atol=1e-9)
+        for g, w in zip(got, at_swapped, strict=True)
+    ):
+        return None
+    first, second = names
+    return (
+        f"Likely cause: backward computes with {first} and {second} exchanged: with their values swapped, "
+        f"these are the right derivatives. Unpack ctx.saved_tensors in the order they were saved: "
+        f"ctx.save_for_backward({first}, {second}) gives back {first}, {second}."
+    )
+
+
 def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
     """A hint when a derivative is the right one negated: a sign flipped in its formula."""
     if got.shape != expected.shape or bool((expected.detach().abs() < 1e-6).all()):

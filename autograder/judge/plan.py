@@ -40,6 +40,19 @@ def _exchanged(reference: Callable, inputs: tuple, grad_outs: list) -> torch.Ten
     return None if grad is None else grad.detach()
 
 
+def _at_swapped_inputs(reference: Callable, inputs: tuple, grad_outs: list) -> list[torch.Tensor] | None:
+    """The reference's gradients, in order, at its two inputs' values exchanged: what a backward gives
+    that unpacks ctx.saved_tensors in another order than it saved them, so that its x holds w."""
+    if len(inputs) != 2 or inputs[0].shape != inputs[1].shape or torch.equal(inputs[0], inputs[1]):
+        return None
+    swapped = [inputs[1].detach().clone().requires_grad_(), inputs[0].detach().clone().requires_grad_()]
+    try:
+        grads = torch.autograd.grad(_outputs(reference(*swapped)), swapped, grad_outs, allow_unused=True)
+    except Exception:  # noqa: BLE001 - a hint the reference cannot give is no hint, never a failed plan
+        return None
+    return [g.detach() for g in _zeros_for_none(grads, swapped)]
+
+
 def plan_function(
     kind: str, reference: Callable, randomized: bool, low: float, high: float, batched: bool = False
 ) -> dict:
@@ -62,6 +75,8 @@ def plan_function(
             keep["grads"] = [g.detach() for g in grads]
             if not second and (exchanged := _exchanged(reference, inputs, grad_outs)) is not None:
                 keep["exchanged"] = exchanged
+            if not second and (swapped := _at_swapped_inputs(reference, inputs, grad_outs)) is not None:
+                keep["at_swapped_inputs"] = swapped
             if second:
                 grad_grads = samples.like(grads, gen)
                 variables = (*inputs, *grad_outs)

@@ -25,6 +25,11 @@ ALTERNATIVES = [
     _scaled_square(
         "scaledsquare_returns_a_trailing_none", ("return grad_x, grad_w", "return grad_x, grad_w, None")
     ),
+    # The product rule on w * x * x: grad_out twice, for grad_x alone.
+    _scaled_square(
+        "scaledsquare_grad_x_by_the_product_rule",
+        ("grad_out * 2 * w * x if", "grad_out * w * x + grad_out * x * w if"),
+    ),
     # Broadcasting views both saved tensors and computes nothing: it is no gradient computed for nothing.
     _scaled_square(
         "scaledsquare_broadcasts_what_it_saved",

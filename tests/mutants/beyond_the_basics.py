@@ -67,6 +67,13 @@ MUTANTS = [
     _scaled_square(
         "no_vmap_rule", {_TORCH_FUNC}, ("    generate_vmap_rule = True\n\n", ""), says="vmap support"
     ),
+    # Saved in order, unpacked the other way round: backward's x holds w, and its w holds x.
+    _scaled_square(
+        "unpacks_the_inputs_swapped",
+        {_FIRST, _SECOND},
+        (_SAVED, "w, x = ctx.saved_tensors"),
+        says="backward computes with x and w exchanged",
+    ),
     # A second save_for_backward replaces the first: backward finds one tensor where it unpacks two.
     _scaled_square(
         "saves_x_then_w_in_two_calls",
@@ -77,7 +84,7 @@ MUTANTS = [
     # ctx.saved_tensors keeps the order saved: backward's x holds w, and its w holds x.
     _scaled_square(
         "saves_the_inputs_in_reverse",
-        {_FIRST, _SECOND, _NEEDS_INPUT_GRAD},
+        {_FIRST, _SECOND},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(w, x)"),
         says="the inputs were saved in reverse, ctx.save_for_backward(w, x)",
     ),
@@ -274,13 +281,13 @@ MUTANTS = [
             "grad_x = grad_out * 2 * w * x\n        grad_x = grad_x if ctx.needs_input_grad[0] else None",
         ),
         # The helper's finding reads as its own words, not as an error the answer raised.
-        says="ScaledSquare: backward computed grad_x (it used w, which only grad_x = grad_out * 2 * w * x",
+        says="ScaledSquare: backward computed grad_x (grad_out * 2 * w * x), then returned None for it",
     ),
     _scaled_square(
         "computes_grad_w_then_drops_it",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_W, "grad_w = grad_out * x**2\n        grad_w = grad_w if ctx.needs_input_grad[1] else None"),
-        says="so it computed grad_w too, then returned None for it",
+        says="backward computed grad_w (grad_out * x**2), then returned None for it",
     ),
     # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
     _scaled_square(
