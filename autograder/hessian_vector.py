@@ -45,9 +45,9 @@ _MORE_THAN_ONCE = (
 
 
 _NEVER = (
-    "hvp never applied f's second derivative, so it did not differentiate the gradient again: a finite "
-    "difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, only approximates H·v. Take the gradient with "
-    "create_graph=True and differentiate it once more, with grad_outputs=v"
+    "hvp never applied f's second derivative: it did not differentiate the gradient again (returning the "
+    "gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, never does). Take the "
+    "gradient with create_graph=True and differentiate it once more, with grad_outputs=v"
 )
 
 

@@ -497,7 +497,7 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if kept and got is None:
             raise FailedCheckError(
                 f"{name} emptied {label}.grad (None), which held the gradient an earlier backward left for "
-                "the caller. Likely cause: .grad = None or zero_grad() after a .backward(); "
+                "the caller. Likely cause: .grad = None or zero_grad(), to undo a .backward() or not; "
                 "torch.autograd.grad returns the gradient and leaves every .grad as it was: nothing to undo."
             )
         if kept and mismatch(want, got, [], []):

@@ -211,7 +211,7 @@ MUTANTS = [
         (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
         says="which should stay None",
     ),
-    # Section 1 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
+    # Section 2 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
     _penalty(
         "penalty_backward_then_zero_grad",
         _PENALTY_ALL,
