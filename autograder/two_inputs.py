@@ -4,12 +4,10 @@ Each takes the student's Function and runs it as one test cell needs, telling a 
 reveal as what the answer did; the values of the derivatives are the checks' to compare.
 """
 
-from collections.abc import Iterator
-
 import torch
-from torch.overrides import TorchFunctionMode
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
+from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -99,33 +97,6 @@ def torch_func_second_derivative_in_x(
     return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
 
 
-def _tensors_in(arguments) -> Iterator[torch.Tensor]:
-    """The tensors among a torch operation's arguments, nested in tuples, lists and dicts as those of
-    torch.stack or torch.cat are."""
-    if isinstance(arguments, torch.Tensor):
-        yield arguments
-    elif isinstance(arguments, (tuple, list)):
-        for argument in arguments:
-            yield from _tensors_in(argument)
-    elif isinstance(arguments, dict):
-        for argument in arguments.values():
-            yield from _tensors_in(argument)
-
-
-class _Computed(TorchFunctionMode):
-    """Keeps every tensor the torch operations run under it return: what backward computed, whether it
-    returns it or not."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tensors: list[torch.Tensor] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        self.tensors.extend(_tensors_in(result))
-        return result
-
-
 def gradients_returned(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
 ) -> torch.Tensor:
@@ -139,7 +110,7 @@ def gradients_returned(
     operations made it and whatever backward then returned."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
-    with torch.no_grad(), _Computed() as computed:  # as autograd runs a first backward
+    with torch.no_grad(), diagnose.TensorsMade() as computed:  # as autograd runs a first backward
         grads = function.backward(node, grad_out)
     if isinstance(grads, tuple) and len(grads) > 2 and all(extra is None for extra in grads[2:]):
         grads = grads[:2]  # autograd ignores a None returned beyond the inputs

@@ -234,8 +234,6 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
         return hint
     if len(outputs) > 1 and record.get("extras_hint"):
         return arrays.text(record["extras_hint"])
-    if record.get("saved_in_reverse") is True:
-        return hints.saved_in_reverse(names)
     if all(isinstance(g, torch.Tensor) for g in all_grads[1]) and (
         hint := hints.inputs_swapped(keep.get("at_swapped_inputs"), all_grads[1], names)
     ):

@@ -56,16 +56,6 @@ def exchanged_arguments(exchanged: torch.Tensor | None, got: torch.Tensor, names
     )
 
 
-def saved_in_reverse(names: list[str]) -> str:
-    """The hint for inputs saved in the reverse of forward's order: ctx.saved_tensors keeps that order."""
-    saved = ", ".join(reversed(names))
-    return (
-        f"Likely cause: the inputs were saved in reverse, ctx.save_for_backward({saved}), and "
-        f"ctx.saved_tensors gives them back in the order saved: unpacked as {', '.join(names)} = "
-        f"ctx.saved_tensors, each holds the other's values. Save and unpack them in the same order."
-    )
-
-
 def inputs_swapped(
     at_swapped: list[torch.Tensor] | None, got: list[torch.Tensor], names: list[str]
 ) -> str | None:
@@ -81,8 +71,9 @@ def inputs_swapped(
     first, second = names
     return (
         f"Likely cause: backward computes with {first} and {second} exchanged: with their values swapped, "
-        f"these are the right derivatives. Unpack ctx.saved_tensors in the order they were saved: "
-        f"ctx.save_for_backward({first}, {second}) gives back {first}, {second}."
+        f"these are the right derivatives. ctx.saved_tensors gives tensors back in the order they were "
+        f"saved: save them as ctx.save_for_backward({first}, {second}) and unpack them in that order, "
+        f"{first}, {second} = ctx.saved_tensors."
     )
 
 

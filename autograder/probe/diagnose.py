@@ -9,7 +9,7 @@ only ever add text to a verdict the judge reached on its own.
 import dis
 import inspect
 import types
-import weakref
+from collections.abc import Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -132,23 +132,32 @@ def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
     return names
 
 
+def _tensors_in(value) -> Iterator[torch.Tensor]:
+    """The tensors in what a torch operation returns or takes, nested in tuples, lists and dicts as
+    torch.stack's or torch.cat's arguments are."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _tensors_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item)
+
+
 class TensorsMade(TorchFunctionMode):
-    """Keeps a weak reference to every tensor a torch call returns while it is active: once the answer has
-    returned, those still alive include any leaf it made and left in a reference cycle."""
+    """Keeps every tensor a torch call returns while it is active, whether the code under it returns the
+    tensor or drops it: a leaf an answer made and left in a reference cycle, or a gradient a backward
+    computed for nothing."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.made: list[weakref.ref] = []
+        self.tensors: list[torch.Tensor] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        for tensor in result if isinstance(result, tuple | list) else (result,):
-            if isinstance(tensor, torch.Tensor):
-                self.made.append(weakref.ref(tensor))
+        self.tensors.extend(_tensors_in(result))
         return result
-
-    def alive(self) -> list[torch.Tensor]:
-        return [tensor for ref in self.made if (tensor := ref()) is not None]
 
 
 def holds_a_gradient_cycle(tensors: list[torch.Tensor]) -> bool:
@@ -240,19 +249,6 @@ def saved_inputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...], names: 
         kept = []
     kept += [value for value in vars(node).values() if isinstance(value, torch.Tensor)]
     return [name for name, x in zip(names, inputs, strict=True) if any(t is x for t in kept)]
-
-
-def saved_in_reverse(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> bool:
-    """True when the Function behind `output` saved its inputs, all of them, in the reverse of the order
-    forward takes them, ctx.save_for_backward(w, x) for forward(x, w): ctx.saved_tensors gives them back
-    in the order saved, so a backward that unpacks `x, w = ctx.saved_tensors` swaps them."""
-    if function_class(output) is None or len(inputs) < 2:
-        return False
-    try:
-        saved = output.grad_fn.saved_tensors
-    except RuntimeError:  # freed by an earlier backward
-        return False
-    return len(saved) == len(inputs) and all(s is x for s, x in zip(saved, reversed(inputs), strict=True))
 
 
 def _saved_without_history(output: torch.Tensor) -> bool:

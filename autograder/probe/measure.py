@@ -218,7 +218,6 @@ def _measure_function(request: dict, function: Callable) -> dict:
                 or diagnose.wrong_output_term(outputs[0], inputs)
             )
             record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)
-            record["saved_in_reverse"] = diagnose.saved_in_reverse(outputs[0], inputs)
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
@@ -494,8 +493,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
     }
     tensors = samples.tensors(result)
-    # A leaf the answer made and left in a cycle is alive only through it, and only `made` still sees it.
-    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(made.alive() + [t for _, t in leaves])
+    # A leaf the answer made and left in a cycle is out of its result's reach: only `made` still sees it.
+    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(made.tensors + [t for _, t in leaves])
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

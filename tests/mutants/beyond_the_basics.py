@@ -86,7 +86,7 @@ MUTANTS = [
         "saves_the_inputs_in_reverse",
         {_FIRST, _SECOND},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(w, x)"),
-        says="the inputs were saved in reverse, ctx.save_for_backward(w, x)",
+        says="backward computes with x and w exchanged",
     ),
     # Every derivative is right: only a change in place between forward and backward goes unnoticed.
     _scaled_square(
