@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What two usual mistakes return, so that a wrong result equal to one of them is named.
+# What three usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -31,10 +31,26 @@ WEIGHTED_BY_ONES = (
     "the gradient is differentiated with grad_outputs of ones (or summed), which gives H·(1, ..., 1); "
     "weight it by v: grad_outputs=v."
 )
+WEIGHTED_AFTERWARDS = (
+    "the result is H·(1, ..., 1) multiplied by v element by element: v weighs the product afterwards, not "
+    "the gradient inside the double backward. Pass it there: grad_outputs=v."
+)
 HVP_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
+    WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
 }
+
+# One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied
+# more than once, in the first test cell (in the second, f itself refuses it).
+DIAGONAL_ONLY = (
+    "the result is diag(H)·v: element i weighs only H[i, i] by v[i], where (H·v)_i = Σ_j H[i, j] v_j adds "
+    "every j. One double backward with grad_outputs=v computes that sum."
+)
+HVP_VALUE_MISTAKES = HVP_MISTAKES | {
+    DIAGONAL_ONLY: lambda f, x, v: torch.autograd.functional.hessian(f, x).diagonal() * v,
+}
+
 
 # Said when hvp applies f's second derivative to a second vector, or to a batch at once.
 _MORE_THAN_ONCE = (

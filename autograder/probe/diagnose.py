@@ -591,6 +591,21 @@ _ERROR_HINTS = {
         "output.view_as(output), or under torch.no_grad()) of a tensor changed in place; a Function that "
         "works in place saves its output itself: ctx.save_for_backward(output)."
     ),
+    "accessing `data` under vmap transform is not allowed": (
+        "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "
+        "nothing forward computes anyway, and backward's operations must stay recorded. Compute with the "
+        "tensors themselves."
+    ),
+    "doesn't have storage": (
+        "\nLikely cause: the Function leaves torch (.numpy()) or reads memory directly, and torch.func hands "
+        "it tensors that wrap others and own no memory. A Function meant for torch.func computes with torch "
+        "operations on the tensors themselves."
+    ),
+    "expected np.ndarray (got numpy.": (
+        "\nLikely cause: forward computes in NumPy, and on 0-dim tensors NumPy's arithmetic returns a NumPy "
+        "scalar, which torch.from_numpy refuses. A Function meant for torch.func cannot leave torch anyway: "
+        "compute with torch operations on the tensors themselves."
+    ),
     "grad can be implicitly created only for scalar outputs": (
         "\nLikely cause: the tensor differentiated has more than one element, so autograd needs a weight "
         "for each: pass grad_outputs (or .backward(gradient)), or differentiate a scalar such as its .sum()."

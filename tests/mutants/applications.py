@@ -88,6 +88,23 @@ MUTANTS = [
         (_HVP_LEAF, "    return torch.func.jacfwd(torch.func.grad(f))(x) @ v\n"),
     ),
     _hvp("hvp_returns_the_gradient", _HVP_ALL, ("return product", "return grad_x")),
+    _hvp(
+        "hvp_weights_by_v_afterwards",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x.sum(), x)\n    product = product * v"),
+        says="v weighs the product afterwards",
+    ),
+    # Each element differentiated only with respect to its own x[i]: the Hessian's diagonal, one row a pass.
+    _hvp(
+        "hvp_keeps_the_diagonal_only",
+        _HVP_ALL,
+        (
+            _HVP_SECOND,
+            "rows = [torch.autograd.grad(g, x, retain_graph=True)[0] for g in grad_x]\n"
+            "    product = torch.stack([row[i] for i, row in enumerate(rows)]) * v",
+        ),
+        says="the result is diag(H)·v",
+    ),
     # .grad adds up: after the second backward it holds the gradient plus H·v.
     _hvp(
         "hvp_returns_x_grad_after_two_backwards",
@@ -225,7 +242,7 @@ MUTANTS = [
     # With inputs=, the critic's .grad stays None, but the points' .grad holds its own graph: a leak.
     _penalty(
         "penalty_backward_into_its_own_points",
-        frozenset({_PENALTY_VALUE}),
+        _PENALTY_ALL,
         (
             _PENALTY_GRADIENTS,
             "critic(points).sum().backward(create_graph=True, inputs=[points])\n    gradients = points.grad",
@@ -306,12 +323,12 @@ INSTRUCTIONS = {
     "its `requires_grad` must stay as it was": "hvp_marks_the_callers_x",
     "take the gradient of `f(x)` with `create_graph=True`": "hvp_without_create_graph",
     "differentiate it once more with `v` as the incoming gradient (`grad_outputs=v`)": "hvp_weighted_by_ones",
-    "prefer `torch.autograd.grad`, which returns the product and stores nothing": (
+    "Prefer `torch.autograd.grad`, which returns the product and stores nothing": (
         "hvp_returns_x_grad_after_two_backwards"
     ),
-    "leave no gradient holding its own graph": "hvp_backward_then_autograd_grad",
-    "Return the product, shaped like `x`": "hvp_returns_a_column",
-    "Do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
+    "no gradient holding its own graph": "hvp_backward_then_autograd_grad",
+    "shaped like `x`": "hvp_returns_a_column",
+    "do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
     "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
         "penalty_marks_the_callers_points"
     ),
@@ -320,10 +337,12 @@ INSTRUCTIONS = {
     "subtract 1": "penalty_without_minus_one",
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
-    "Leave the critic's `.grad` as you found it": "penalty_fills_the_critics_grad",
-    "Leak nothing": "penalty_backward_into_its_own_points",
+    "the critic's `.grad`, which the training loop's backward fills, stays as it was": (
+        "penalty_fills_the_critics_grad"
+    ),
+    "no gradient holds its own graph": "penalty_backward_into_its_own_points",
     "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
-    "Leave `x.grad` as you found it": "loss_backward_then_grad_none",
+    "`x.grad` as you found it": "loss_backward_then_grad_none",
 }

@@ -47,6 +47,19 @@ MUTANTS = [
         says="forward takes ctx (the old style), which torch.func cannot transform",
     ),
     _scaled_square("missing_setup_context", _ALL, (_SETUP_CONTEXT, "")),
+    # torch.func refuses .data, which forward never needs: autograd records nothing forward computes.
+    _scaled_square(
+        "forward_reads_data",
+        {_TORCH_FUNC},
+        ("return w * x**2", "return w.data * x.data**2"),
+        says="reads .data, which torch.func refuses",
+    ),
+    _scaled_square(
+        "forward_in_numpy",
+        {_FORWARD, _FIRST, _SECOND, _TORCH_FUNC},
+        ("return w * x**2", "return torch.from_numpy(w.detach().numpy() * x.detach().numpy() ** 2)"),
+        says=("forward computes in NumPy", "leaves torch (.numpy())"),
+    ),
     # autograd wants the tensors themselves, and refuses the tuple that holds them.
     _scaled_square(
         "saves_the_inputs_tuple",
@@ -604,7 +617,7 @@ INSTRUCTIONS = {
     "not attributes of `ctx`": "saves_the_inputs_on_ctx",
     "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
-    "It computes each only if its input requires grad": "computes_grad_x_then_drops_it",
+    "it computes each only if its input requires grad": "computes_grad_x_then_drops_it",
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
