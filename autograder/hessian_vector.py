@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What three usual mistakes return, so that a wrong result equal to one of them is named.
+# What four usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -31,6 +31,7 @@ WEIGHTED_BY_ONES = (
     "the gradient is differentiated with grad_outputs of ones (or summed), which gives H·(1, ..., 1); "
     "weight it by v: grad_outputs=v."
 )
+THE_GRADIENT = "the result is ∇f(x), the gradient: differentiate it once more, with grad_outputs=v."
 WEIGHTED_AFTERWARDS = (
     "the result is H·(1, ..., 1) multiplied by v element by element: v weighs the product afterwards, not "
     "the gradient inside the double backward. Pass it there: grad_outputs=v."
@@ -39,6 +40,7 @@ HVP_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
     WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
+    THE_GRADIENT: gradient_by_torch,
 }
 
 # One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied
@@ -61,7 +63,7 @@ _MORE_THAN_ONCE = (
 
 
 _NEVER = (
-    "hvp never applied f's second derivative: it did not differentiate the gradient again (returning the "
+    "f's second derivative was never applied: the gradient was not differentiated again (returning the "
     "gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, never does). Take the "
     "gradient with create_graph=True and differentiate it once more, with grad_outputs=v"
 )

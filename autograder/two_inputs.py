@@ -150,24 +150,29 @@ def gradients_returned(
     places = zip(("x", "w"), node.needs_input_grad, grads, strict=True)
     for index, (name, needed, gradient) in enumerate(places):
         if needed != (gradient is not None):
+            why = "" if needed else ": a tensor there, even of zeros, is work done and passed on for nothing"
             raise AnswerRefusedError(
                 f"backward returned {'None' if gradient is None else 'a tensor'} in {name}'s place, but "
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
-                f"grad: return {'its gradient' if needed else 'None'} there"
+                f"grad: return {'its gradient' if needed else 'None'} there{why}"
             )
     with torch.no_grad():
+        # Each gradient, computed for an input that needs none, is work thrown away, and so is grad_x's
+        # partial derivative. grad_w's, x**2, is no sign of waste: a backward that recovers w from the
+        # output as out / x**2 computes it for grad_x.
         unneeded = [
-            (name, formula, index, value)
-            for name, formula, index, value in (
-                ("grad_x", "grad_out * 2 * w * x", 0, grad_out * 2 * w * x),
-                ("grad_w", "grad_out * x**2", 1, grad_out * x**2),
+            (what, index, value)
+            for what, index, value in (
+                ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x),
+                ("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x),
+                ("grad_w (grad_out * x**2)", 1, grad_out * x**2),
             )
             if not node.needs_input_grad[index]
         ]
-    for name, formula, index, value in unneeded:
+    for what, index, value in unneeded:
         if any(t.shape == value.shape and torch.allclose(t, value) for t in computed.tensors):
             raise AnswerRefusedError(
-                f"backward computed {name} ({formula}), then returned None for it, as "
+                f"backward computed {what}, then returned None for {'xw'[index]}, as "
                 f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a gradient "
                 "only when its input's flag is True, and skip the work otherwise"
             )

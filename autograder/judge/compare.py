@@ -349,6 +349,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                     w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
                 )
                 or record.get("untracked_hint")
+                or record.get("computed_on_ctx_hint")
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "
                     "vanishes at first order (an extra output's gradient), or the backward of a Function "
@@ -462,7 +463,11 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     if "tensor" in want:
         problem = mismatch(want["tensor"], _node(got), [], [])
         if problem and isinstance(_node(got), torch.Tensor):
-            hint = hints.divides_by_zero(want["tensor"], _node(got), arguments) or ""
+            hint = (
+                hints.divides_by_zero(want["tensor"], _node(got), arguments)
+                or hints.approximately(want["tensor"], _node(got))
+                or ""
+            )
     elif "tensor" in got or "number" in got:
         value = got.get("number")
         if "tensor" in got and got["tensor"].numel() == 1:

@@ -115,6 +115,20 @@ def missing_factor(
     return None
 
 
+def approximately(expected: torch.Tensor, got: torch.Tensor) -> str | None:
+    """A hint when every element is within 0.1% of the right one but not all are equal to it, as the
+    check compares them: what an approximation of an exact value gives."""
+    if got.shape != expected.shape or not got.dtype.is_floating_point:
+        return None
+    if not torch.allclose(got.detach().double(), expected.detach().double(), rtol=1e-3, atol=1e-6):
+        return None
+    return (
+        "Likely cause: every value is within 0.1% of the right one, but not equal to it: an approximation "
+        "(a finite difference, or float32 arithmetic somewhere) where the exact value is expected. "
+        "Compute it exactly, with autograd's derivatives in float64."
+    )
+
+
 def divides_by_zero(
     expected: torch.Tensor, got: torch.Tensor, arguments: dict[str, torch.Tensor]
 ) -> str | None:

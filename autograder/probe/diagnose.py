@@ -203,6 +203,31 @@ def cut_from_graph(output: torch.Tensor) -> str:
     )
 
 
+def computed_on_ctx(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """Why backward's values are right but their derivative is not, where the Function kept on ctx, as a
+    plain attribute, a tensor it computed: that tensor has no history, so the terms backward builds
+    from it are constants to autograd. None when every tensor kept so is an input or the output."""
+    cls = function_class(output)
+    if cls is None:
+        return None
+    where = "forward" if cls.setup_context is torch.autograd.Function.setup_context else "setup_context"
+    kept = sorted(
+        name
+        for name, value in vars(output.grad_fn).items()
+        if isinstance(value, torch.Tensor)
+        and not value.requires_grad
+        and not any(value is tensor for tensor in (*inputs, output))
+    )
+    if not kept:
+        return None
+    listed = ", ".join(f"ctx.{name}" for name in kept)
+    return (
+        f"Likely cause: {where} computed {listed} and kept it on ctx. {where} records no graph, so it has "
+        "no history, and every term backward builds from it is a constant to autograd: its derivative is "
+        "lost. Compute it in backward from ctx.saved_tensors, or return it as an extra output and save it."
+    )
+
+
 def untracked_in_backward(output: torch.Tensor) -> str | None:
     """Why the backward of the Function behind `output` is not all recorded, where its code tells: a
     decorator, NumPy or a call that leaves the graph. None when its code shows none of them."""
@@ -633,7 +658,8 @@ _ERROR_HINTS = {
     ),
     "save_for_backward can only save variables": (
         "\nLikely cause: ctx.save_for_backward was given something other than tensors, such as the tuple "
-        "inputs: pass the tensors themselves, ctx.save_for_backward(x, w) or ctx.save_for_backward(*inputs)."
+        "inputs: pass the tensors themselves, one argument each, by name or as "
+        "ctx.save_for_backward(*inputs)."
     ),
     "it must override the setup_context staticmethod": (
         "\nLikely cause: forward takes ctx (the old style), which torch.func cannot transform: write "
@@ -641,7 +667,7 @@ _ERROR_HINTS = {
     ),
     "mark_dirty can only accept variables": (
         "\nLikely cause: ctx.mark_dirty was given something other than tensors, such as the tuple inputs: "
-        "pass the tensors themselves, ctx.mark_dirty(x)."
+        "pass the tensors themselves, one argument each, by name or as ctx.mark_dirty(*inputs)."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "

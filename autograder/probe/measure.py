@@ -288,6 +288,7 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
     if isinstance(outputs[0], torch.Tensor):
         record["cut_hint"] = diagnose.cut_from_graph(outputs[0])
         record["untracked_hint"] = diagnose.untracked_in_backward(outputs[0])
+        record["computed_on_ctx_hint"] = diagnose.computed_on_ctx(outputs[0], inputs)
     if not any(g.requires_grad for g in grads):
         return
     variables = (*inputs, *grad_outs)

@@ -13,9 +13,12 @@ CLAIMS = [
     Claim(r"from ([\d.]+) MiB at 512 rows", r"  512 rows: .*, and a ([\d.]+) MiB grad_x thrown away"),
     Claim(r"to (\d+) MiB at 8192", r"8192 rows: .*, and a ([\d.]+) MiB grad_x thrown away"),
     Claim(r"returns (\d+) without a word", r"grad\(grad\(SigmoidOnce\.apply\)\): (-?[\d.]+)"),
-    Claim(r"and its gradient is a silent (\d+)\.", r"ExpInPlaceAsView: .*gradient through y: \[([\d.]+),"),
     Claim(
-        r"nothing stops it: `y`'s gradient is a silent (\d+)",
-        r"ExpInPlaceOnCtx: .*gradient through y: \[([\d.]+),",
+        r"and its gradient is a silent (\d+)\.",
+        r"ExpInPlaceAsView: .*\n    gradient through y: \[([\d.]+),",
+    ),
+    Claim(
+        r"differentiates right, but `y`'s gradient is a silent (\d+)",
+        r"ExpInPlaceOnCtx: .*\n    gradient through y: \[([\d.]+),",
     ),
 ]

@@ -87,7 +87,12 @@ MUTANTS = [
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.func.jacfwd(torch.func.grad(f))(x) @ v\n"),
     ),
-    _hvp("hvp_returns_the_gradient", _HVP_ALL, ("return product", "return grad_x")),
+    _hvp(
+        "hvp_returns_the_gradient",
+        _HVP_ALL,
+        ("return product", "return grad_x"),
+        says="the result is ∇f(x), the gradient",
+    ),
     _hvp(
         "hvp_weights_by_v_afterwards",
         _HVP_ALL,
@@ -125,7 +130,7 @@ MUTANTS = [
             "    slopes = [torch.autograd.grad(f(p.requires_grad_()), p)[0] for p in (ahead, behind)]\n"
             "    product = (slopes[0] - slopes[1]) / (2 * eps)",
         ),
-        says="hvp never applied f's second derivative",
+        says="f's second derivative was never applied",
     ),
     # The product is right, but x.grad holds a gradient whose graph holds x: a reference cycle.
     _hvp(
@@ -314,6 +319,12 @@ MUTANTS = [
         (f"{_LOSS_SLOPE}\n    return slope - 2 * x + 1", "return (x - 1) ** 2"),
         says="right only for f = x**3 / 3",
     ),
+    # A one-sided step of 1e-3 is off by about h f''(x) / 2: close, but not within the tests' tolerance.
+    _loss(
+        "loss_by_forward_difference",
+        (_LOSS_SLOPE, "h = 1e-3\n    slope = (f(x + h) - f(x)) / h"),
+        says="within 0.1% of the right one",
+    ),
 ]
 
 INSTRUCTIONS = {
@@ -326,7 +337,7 @@ INSTRUCTIONS = {
     "Prefer `torch.autograd.grad`, which returns the product and stores nothing": (
         "hvp_returns_x_grad_after_two_backwards"
     ),
-    "no gradient holding its own graph": "hvp_backward_then_autograd_grad",
+    "no gradient left holding its own graph": "hvp_backward_then_autograd_grad",
     "shaped like `x`": "hvp_returns_a_column",
     "do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
     "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
@@ -345,4 +356,5 @@ INSTRUCTIONS = {
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
+    "Prefer autograd's exact derivative to a finite difference": "loss_by_central_difference",
 }

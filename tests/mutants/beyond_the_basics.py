@@ -47,6 +47,17 @@ MUTANTS = [
         says="forward takes ctx (the old style), which torch.func cannot transform",
     ),
     _scaled_square("missing_setup_context", _ALL, (_SETUP_CONTEXT, "")),
+    # setup_context records nothing: a product computed there is a constant to autograd.
+    _scaled_square(
+        "computes_an_intermediate_in_setup_context",
+        {_SECOND, _TORCH_FUNC},
+        (
+            "        ctx.save_for_backward(x, w)\n",
+            "        ctx.save_for_backward(x, w)\n        ctx.two_wx = 2 * w * x\n",
+        ),
+        (_GRAD_X, "grad_x = grad_out * ctx.two_wx if ctx.needs_input_grad[0] else None"),
+        says="setup_context computed ctx.two_wx and kept it on ctx",
+    ),
     # torch.func refuses .data, which forward never needs: autograd records nothing forward computes.
     _scaled_square(
         "forward_reads_data",
@@ -65,7 +76,7 @@ MUTANTS = [
         "saves_the_inputs_tuple",
         _ALL,
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(inputs)"),
-        says="such as the tuple inputs: pass the tensors themselves, ctx.save_for_backward(x, w)",
+        says="such as the tuple inputs: pass the tensors themselves, one argument each",
     ),
     # ctx takes x, so w goes missing: every call fails, and the feedback names the old style's ctx.
     _scaled_square(
@@ -294,13 +305,24 @@ MUTANTS = [
             "grad_x = grad_out * 2 * w * x\n        grad_x = grad_x if ctx.needs_input_grad[0] else None",
         ),
         # The helper's finding reads as its own words, not as an error the answer raised.
-        says="ScaledSquare: backward computed grad_x (grad_out * 2 * w * x), then returned None for it",
+        says="ScaledSquare: backward computed grad_x (grad_out * 2 * w * x), then returned None for x",
     ),
     _scaled_square(
         "computes_grad_w_then_drops_it",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_W, "grad_w = grad_out * x**2\n        grad_w = grad_w if ctx.needs_input_grad[1] else None"),
-        says="backward computed grad_w (grad_out * x**2), then returned None for it",
+        says="backward computed grad_w (grad_out * x**2), then returned None for w",
+    ),
+    # grad_out is multiplied only where needed, but both partial derivatives are computed every time.
+    _scaled_square(
+        "computes_both_partial_derivatives",
+        {_NEEDS_INPUT_GRAD},
+        (
+            _GRAD_X,
+            "dx, dw = 2 * w * x, x * x\n        grad_x = grad_out * dx if ctx.needs_input_grad[0] else None",
+        ),
+        (_GRAD_W, "grad_w = grad_out * dw if ctx.needs_input_grad[1] else None"),
+        says="backward computed grad_x's partial derivative (2 * w * x), then returned None for x",
     ),
     # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
     _scaled_square(
@@ -453,7 +475,7 @@ MUTANTS = [
         "marks_the_inputs_tuple_dirty",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, "        ctx.mark_dirty(inputs)\n"),
-        says="such as the tuple inputs: pass the tensors themselves, ctx.mark_dirty(x)",
+        says="such as the tuple inputs: pass the tensors themselves, one argument each",
         by_nbgrader=True,
     ),
     # mark_dirty says x was changed, so its new values must be what forward returns.
