@@ -14,9 +14,9 @@ from autograder.two_inputs import where_it_saves
 
 def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """function.apply(x), telling autograd's refusal to save an unmarked input returned as the output as
-    the ctx.mark_dirty(x) it lacks."""
+    the ctx.mark_dirty(x) it lacks, and refusing more than one output: the caller holds one tensor."""
     try:
-        return function.apply(x)
+        out = function.apply(x)
     except RuntimeError as error:
         if "returned as-is as output is being saved" not in str(error):
             raise
@@ -25,6 +25,13 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
             "ctx.mark_dirty(x), so autograd refuses to save the output, which is that unmarked input. Call "
             "ctx.mark_dirty(x) in setup_context (a view, as autograd's error suggests, hides the mistake)"
         ) from None
+    if not isinstance(out, torch.Tensor):
+        count = f"{len(out)} outputs" if isinstance(out, tuple | list) else f"a {type(out).__name__}"
+        raise AnswerRefusedError(
+            f"forward returns {count}; it should return one tensor, x itself, changed in place and marked "
+            "with ctx.mark_dirty"
+        )
+    return out
 
 
 def returns_an_unmarked_input(function: type[torch.autograd.Function], x: torch.Tensor) -> bool:

@@ -158,17 +158,16 @@ def gradients_returned(
             )
     with torch.no_grad():
         # Each gradient, computed for an input that needs none, is work thrown away, and so is grad_x's
-        # partial derivative. grad_w's, x**2, is no sign of waste: a backward that recovers w from the
-        # output as out / x**2 computes it for grad_x.
-        unneeded = [
-            (what, index, value)
-            for what, index, value in (
-                ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x),
-                ("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x),
-                ("grad_w (grad_out * x**2)", 1, grad_out * x**2),
-            )
-            if not node.needs_input_grad[index]
+        # partial derivative, unless grad_out is 2 * w: then it equals grad_out * x, which grad_w may share.
+        # grad_w's, x**2, is no sign of waste: a backward that recovers w from the output as out / x**2
+        # computes it for grad_x.
+        candidates = [
+            ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x),
+            ("grad_w (grad_out * x**2)", 1, grad_out * x**2),
         ]
+        if not torch.allclose(grad_out, 2 * w):
+            candidates.append(("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x))
+        unneeded = [candidate for candidate in candidates if not node.needs_input_grad[candidate[1]]]
     for what, index, value in unneeded:
         if any(t.shape == value.shape and torch.allclose(t, value) for t in computed.tensors):
             raise AnswerRefusedError(

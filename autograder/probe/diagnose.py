@@ -256,7 +256,7 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     if cutting:
         return (
             f"Likely cause: backward uses {', '.join(cutting)}, which takes the result out of the graph. "
-            "Compute grad_x with ordinary torch operations on ctx.saved_tensors and grad_out."
+            "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
     return None
 
@@ -627,9 +627,14 @@ _ERROR_HINTS = {
         "operations on the tensors themselves."
     ),
     "expected np.ndarray (got numpy.": (
-        "\nLikely cause: forward computes in NumPy, and on 0-dim tensors NumPy's arithmetic returns a NumPy "
-        "scalar, which torch.from_numpy refuses. A Function meant for torch.func cannot leave torch anyway: "
-        "compute with torch operations on the tensors themselves."
+        "\nLikely cause: the Function computes in NumPy, whose arithmetic on 0-dim arrays returns a NumPy "
+        "scalar, which torch.from_numpy refuses. A Function meant for torch.func, or differentiated twice, "
+        "cannot leave torch anyway: compute with torch operations on the tensors themselves."
+    ),
+    "where it is not associated with a value": (
+        "\nLikely cause: a variable assigned only under an if, such as a gradient computed only when "
+        "ctx.needs_input_grad says so: give it its other value first (grad_x = grad_w = None), so that it "
+        "exists whichever way the if goes."
     ),
     "grad can be implicitly created only for scalar outputs": (
         "\nLikely cause: the tensor differentiated has more than one element, so autograd needs a weight "

@@ -30,6 +30,17 @@ ALTERNATIVES = [
         "scaledsquare_grad_x_by_the_product_rule",
         ("grad_out * 2 * w * x if", "grad_out * w * x + grad_out * x * w if"),
     ),
+    _scaled_square("scaledsquare_grad_w_as_a_product", ("grad_out * x**2 if", "grad_out * x * x if")),
+    # grad_out * x, computed once, serves whichever gradient is needed: no work is thrown away.
+    _scaled_square(
+        "scaledsquare_shares_grad_out_times_x",
+        (
+            _GRADS,
+            "        shared = grad_out * x\n"
+            "        grad_x = 2 * w * shared if ctx.needs_input_grad[0] else None\n"
+            "        grad_w = shared * x if ctx.needs_input_grad[1] else None\n",
+        ),
+    ),
     # Broadcasting views both saved tensors and computes nothing: it is no gradient computed for nothing.
     _scaled_square(
         "scaledsquare_broadcasts_what_it_saved",

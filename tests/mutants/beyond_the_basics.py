@@ -69,7 +69,7 @@ MUTANTS = [
         "forward_in_numpy",
         {_FORWARD, _FIRST, _SECOND, _TORCH_FUNC},
         ("return w * x**2", "return torch.from_numpy(w.detach().numpy() * x.detach().numpy() ** 2)"),
-        says=("forward computes in NumPy", "leaves torch (.numpy())"),
+        says=("the Function computes in NumPy", "leaves torch (.numpy())"),
     ),
     # autograd wants the tensors themselves, and refuses the tuple that holds them.
     _scaled_square(
@@ -296,6 +296,17 @@ MUTANTS = [
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
         says="ctx.needs_input_grad[0] says x does not require grad",
     ),
+    # Each gradient assigned only under its if: the one whose input needs none is never assigned.
+    _scaled_square(
+        "assigns_each_gradient_only_under_its_if",
+        {_TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (
+            f"        {_GRAD_X}\n        {_GRAD_W}",
+            "        if ctx.needs_input_grad[0]:\n            grad_x = grad_out * 2 * w * x\n"
+            "        if ctx.needs_input_grad[1]:\n            grad_w = grad_out * x**2",
+        ),
+        says="give it its other value first (grad_x = grad_w = None)",
+    ),
     # Right in every value and in what it returns: only the work skipped is not.
     _scaled_square(
         "computes_grad_x_then_drops_it",
@@ -484,6 +495,14 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "return torch.tanh(x)"),
         says="Change the input itself in place and return it",
+    ),
+    # The caller holds one tensor: a second output, here x's old values, has nowhere to go.
+    _tanh_in_place(
+        "tanhinplace_also_returns_the_old_x",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("return x.tanh_()", "old = x.clone()\n        return x.tanh_(), old"),
+        ("ctx.save_for_backward(output)", "ctx.save_for_backward(output[0])"),
+        says="forward returns 2 outputs; it should return one tensor, x itself",
     ),
     # x.data shares x's storage, so x changes, but the alias returned is not the input marked dirty.
     _tanh_in_place(
