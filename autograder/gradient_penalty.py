@@ -94,6 +94,10 @@ ONE_SIDED = (
     "only norms above 1 are penalized (relu or clamp(min=0)); WGAN-GP's penalty is two-sided, (‖∇‖ - 1)², "
     "and pulls norms below 1 up too (section 5)."
 )
+ROOT_MEAN_SQUARE = (
+    "each gradient's root mean square is taken (.pow(2).mean(dim=1).sqrt()), which divides the norm by "
+    "√features; the norm adds the squares: gradients.norm(dim=1)."
+)
 PENALTY_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
@@ -105,6 +109,9 @@ PENALTY_MISTAKES = {
     MEAN_SCORE: lambda critic, points: ((norms_by_hand(critic, points) / len(points) - 1) ** 2).mean(),
     TIMES_LAMBDA: lambda critic, points: 10 * penalty_by_hand(critic, points),
     ONE_SIDED: lambda critic, points: ((norms_by_hand(critic, points) - 1).clamp(min=0) ** 2).mean(),
+    ROOT_MEAN_SQUARE: lambda critic, points: (
+        (norms_by_hand(critic, points) / points.shape[1] ** 0.5 - 1) ** 2
+    ).mean(),
 }
 LINE_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
@@ -120,4 +127,5 @@ LINE_MISTAKES = {
     MEAN_SCORE: lambda critic, points: (_norm_of_w(critic) / len(points) - 1) ** 2,
     TIMES_LAMBDA: lambda critic, points: 10 * (_norm_of_w(critic) - 1) ** 2,
     ONE_SIDED: lambda critic, points: (_norm_of_w(critic) - 1).clamp(min=0) ** 2,
+    ROOT_MEAN_SQUARE: lambda critic, points: (_norm_of_w(critic) / points.shape[1] ** 0.5 - 1) ** 2,
 }

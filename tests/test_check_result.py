@@ -566,3 +566,41 @@ def test_nan_where_an_argument_is_zero_names_a_division_by_it():
 def test_a_wrong_finite_value_where_an_argument_is_zero_names_no_division():
     message = failure(lambda x: 3 * x + 1, lambda x: 2 * x, through_zero)
     assert "division" not in message
+
+
+# A value close to the right one, but not equal: what an approximation gives.
+
+
+def slope_of_sine(x):
+    """sin'(x) = cos(x), taken by autograd."""
+    x = x.detach().requires_grad_()
+    (slope,) = torch.autograd.grad(torch.sin(x).sum(), x)
+    return slope
+
+
+def slope_of_sine_by_forward_difference(x):
+    """sin'(x) by a one-sided difference with h = 1e-4: off by about h sin(x) / 2."""
+    return (torch.sin(x + 1e-4) - torch.sin(x)) / 1e-4
+
+
+def three_points(gen):
+    return (torch.tensor([0.3, 0.7, 1.1], dtype=torch.float64),)
+
+
+def test_a_result_close_to_the_right_one_is_named_an_approximation():
+    message = failure(slope_of_sine_by_forward_difference, lambda x: torch.cos(x), three_points)
+    assert "every value is within 0.1% of the right one, but not equal to it: an approximation" in message
+
+
+def test_a_known_mistake_close_to_the_right_result_is_named_alone():
+    """A mistake the test names explains the value: the approximation hint would only mislead."""
+    mistakes = {"the slope is taken by a forward difference.": slope_of_sine_by_forward_difference}
+    message = failure(
+        slope_of_sine_by_forward_difference, lambda x: torch.cos(x), three_points, mistakes=mistakes
+    )
+    assert "Likely cause: the slope is taken by a forward difference." in message
+    assert "an approximation" not in message
+
+
+def test_the_right_slope_passes():
+    check_result(slope_of_sine, lambda x: torch.cos(x), three_points)

@@ -60,14 +60,6 @@ ALTERNATIVES = [
     """f'(x) - 2x + 1, the slope of f taken by torch.func.grad."""
     return torch.func.grad(f)(x) - 2 * x + 1''',
     ),
-    # Within the tests' tolerance, as the lesson says: a preference, not a rule the tests enforce.
-    _loss(
-        "loss_by_central_difference",
-        (
-            "(slope,) = torch.autograd.grad(f(x), x, create_graph=True)",
-            "h = 1e-5\n    slope = (f(x + h) - f(x - h)) / (2 * h)",
-        ),
-    ),
     _loss(
         "loss_by_autograd_functional_jacobian",
         (
