@@ -98,6 +98,10 @@ ROOT_MEAN_SQUARE = (
     "each gradient's root mean square is taken (.pow(2).mean(dim=1).sqrt()), which divides the norm by "
     "√features; the norm adds the squares: gradients.norm(dim=1)."
 )
+MEAN_THEN_SQUARE = (
+    "the norms are averaged before 1 is subtracted and the difference squared, (mean ‖∇‖ - 1)²; each point "
+    "gets its own (‖∇‖ - 1)², and the penalty averages those: ((norms - 1) ** 2).mean()."
+)
 PENALTY_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
@@ -112,6 +116,7 @@ PENALTY_MISTAKES = {
     ROOT_MEAN_SQUARE: lambda critic, points: (
         (norms_by_hand(critic, points) / points.shape[1] ** 0.5 - 1) ** 2
     ).mean(),
+    MEAN_THEN_SQUARE: lambda critic, points: (norms_by_hand(critic, points).mean() - 1) ** 2,
 }
 LINE_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,

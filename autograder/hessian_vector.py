@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What four usual mistakes return, so that a wrong result equal to one of them is named.
+# What five usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -32,6 +32,9 @@ WEIGHTED_BY_ONES = (
     "weight it by v: grad_outputs=v."
 )
 THE_GRADIENT = "the result is ∇f(x), the gradient: differentiate it once more, with grad_outputs=v."
+WEIGHTED_BY_X = (
+    "the gradient is differentiated with grad_outputs=x, which gives H·x; weight it by v: grad_outputs=v."
+)
 WEIGHTED_AFTERWARDS = (
     "the result is H·(1, ..., 1) multiplied by v element by element: v weighs the product afterwards, not "
     "the gradient inside the double backward. Pass it there: grad_outputs=v."
@@ -41,6 +44,7 @@ HVP_MISTAKES = {
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
     WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
     THE_GRADIENT: gradient_by_torch,
+    WEIGHTED_BY_X: lambda f, x, v: vhp_by_torch(f, x, x),
 }
 
 # One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied

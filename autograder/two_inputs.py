@@ -169,7 +169,10 @@ def gradients_returned(
             candidates.append(("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x))
         unneeded = [candidate for candidate in candidates if not node.needs_input_grad[candidate[1]]]
     for what, index, value in unneeded:
-        if any(t.shape == value.shape and torch.allclose(t, value) for t in computed.tensors):
+        if any(
+            t.dtype == value.dtype and t.shape == value.shape and torch.allclose(t, value)
+            for t in computed.tensors
+        ):
             raise AnswerRefusedError(
                 f"backward computed {what}, then returned None for {'xw'[index]}, as "
                 f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a gradient "

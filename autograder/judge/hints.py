@@ -21,6 +21,24 @@ def ignores_grad_out(
     return None
 
 
+def reduces_grad_out(
+    expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
+) -> str | None:
+    """A hint when backward multiplies the derivative by grad_out summed or averaged to one number: each
+    element of the incoming gradient weighs its own element's derivative."""
+    if grad_out.numel() < 2 or bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
+        return None
+    local = (expected / grad_out).detach()
+    for reduced, call in ((grad_out.sum(), "sum"), (grad_out.mean(), "mean")):
+        if torch.allclose(got.detach(), reduced * local, rtol=1e-6, atol=1e-9):
+            return (
+                f"Likely cause: backward multiplies by {incoming} reduced to one number (.{call}()). Each "
+                f"element of {incoming} weighs its own element's derivative: {incoming} * (d out / d x), "
+                "element by element."
+            )
+    return None
+
+
 def swapped_gradients(got, expected, names: list[str]) -> str | None:
     """A hint when backward returns right gradients in the wrong order (only with two or more inputs): two
     places each hold the other's gradient. One place holding another's value is a wrong formula there, such
@@ -124,8 +142,8 @@ def approximately(expected: torch.Tensor, got: torch.Tensor) -> str | None:
         return None
     return (
         "Likely cause: every value is within 0.1% of the right one, but not equal to it: an approximation "
-        "(a finite difference, or float32 arithmetic somewhere) where the exact value is expected. "
-        "Compute it exactly, with autograd's derivatives in float64."
+        "(a finite difference, float32 arithmetic somewhere, or an epsilon added for safety) where the "
+        "exact value is expected. Compute it exactly, with autograd's derivatives in float64."
     )
 
 

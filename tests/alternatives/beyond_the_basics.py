@@ -41,6 +41,11 @@ ALTERNATIVES = [
             "        grad_w = shared * x if ctx.needs_input_grad[1] else None\n",
         ),
     ),
+    # torch.where makes a boolean mask: no gradient, and nothing the waste check may compare with one.
+    _scaled_square(
+        "scaledsquare_grad_w_through_where",
+        ("grad_out * x**2 if", "torch.where(x == 0, torch.zeros_like(x), grad_out * x * x) if"),
+    ),
     # Broadcasting views both saved tensors and computes nothing: it is no gradient computed for nothing.
     _scaled_square(
         "scaledsquare_broadcasts_what_it_saved",

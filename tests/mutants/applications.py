@@ -12,6 +12,7 @@ _HVP_ALL = frozenset({_HVP_VALUE, _HVP_ONCE})
 _PENALTY_VALUE = "gradient_penalty_value"
 _PENALTY_REACHES = "gradient_penalty_reaches_critic"
 _PENALTY_ALL = frozenset({_PENALTY_VALUE, _PENALTY_REACHES})
+_PENALTY_VALUE_ONLY = frozenset({_PENALTY_VALUE})
 _LOSS = frozenset({"loss_with_gradient_flows"})
 
 _HVP_LEAF = "    x = x.detach().requires_grad_()\n"
@@ -92,6 +93,23 @@ MUTANTS = [
         _HVP_ALL,
         ("return product", "return grad_x"),
         says="the result is ∇f(x), the gradient",
+    ),
+    _hvp(
+        "hvp_weighted_by_x",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x, x, grad_outputs=x.detach())"),
+        says="grad_outputs=x, which gives H·x",
+    ),
+    # Marks the caller's x, then unmarks it: right for an x that did not require grad, wrong for one that did.
+    _hvp(
+        "hvp_marks_then_unmarks_the_callers_x",
+        frozenset({_HVP_VALUE}),
+        (
+            _HVP_LEAF + "    " + _HVP_FIRST + "\n    " + _HVP_SECOND,
+            "    x.requires_grad_(True)\n    (grad_x,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+            "    (product,) = torch.autograd.grad(grad_x, x, grad_outputs=v)\n    x.requires_grad_(False)",
+        ),
+        says="requires_grad",
     ),
     _hvp(
         "hvp_weights_by_v_afterwards",
@@ -259,6 +277,19 @@ MUTANTS = [
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.pow(2).mean(dim=1).sqrt() - 1) ** 2).mean()"),
         says="each gradient's root mean square is taken",
+    ),
+    _penalty(
+        "penalty_squares_the_mean_norm",
+        _PENALTY_VALUE_ONLY,
+        (_PENALTY_RETURN, "return (gradients.norm(dim=1).mean() - 1) ** 2"),
+        says="the norms are averaged before 1 is subtracted",
+    ),
+    # Right wherever points have two or more features; squeezed, one feature's column is the whole batch.
+    _penalty(
+        "penalty_squeezes_before_the_norm",
+        _PENALTY_VALUE_ONLY,
+        (_PENALTY_RETURN, "return ((gradients.squeeze().norm(dim=-1) - 1) ** 2).mean()"),
+        says="the norm is taken over the whole batch at once",
     ),
     _penalty(
         "penalty_times_lambda",

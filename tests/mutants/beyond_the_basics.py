@@ -307,6 +307,13 @@ MUTANTS = [
         ),
         says="give it its other value first (grad_x = grad_w = None)",
     ),
+    # grad_out summed to one number: right only for one element, as torch.func's grad gives backward.
+    _scaled_square(
+        "multiplies_by_grad_out_summed",
+        {_FIRST, _SECOND},
+        (_GRAD_X, "grad_x = grad_out.sum() * 2 * w * x if ctx.needs_input_grad[0] else None"),
+        says="reduced to one number (.sum())",
+    ),
     # Right in every value and in what it returns: only the work skipped is not.
     _scaled_square(
         "computes_grad_x_then_drops_it",
