@@ -1,8 +1,9 @@
 """What the tests of lesson 05's gradient_penalty(critic, points) share.
 
 The first test cell compares the answer with a penalty whose gradients are worked out layer by layer, with
-no double backward; the second uses a linear critic, whose penalty (‖w‖ - 1)² is known in closed form, so
-that the penalty's gradient with respect to the weights can be checked too. Both name the usual slips by
+no double backward; the second checks the penalty's gradient with respect to the weights too, on linear
+critics, whose penalty (‖w‖ - 1)² is known in closed form, and on a tanh critic, through the same
+gradients by hand kept with their graph. Both name the usual slips by
 what they return, each computed the test's own way.
 """
 
@@ -14,6 +15,11 @@ from autograder.models import tanh_network
 
 def gradients_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
     """Each point's input gradient, worked out layer by layer: no double backward. (batch, features)"""
+    return _slopes(critic, points).detach()
+
+
+def _slopes(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """gradients_by_hand, with its graph back to the critic's weights: ordinary operations on them."""
     out = points
     # d out / d points for each point: (batch, features of out, features of points).
     slopes = torch.eye(points.shape[1], dtype=points.dtype).expand(len(points), -1, -1)
@@ -23,7 +29,7 @@ def gradients_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tens
         else:  # nn.Tanh
             out = torch.tanh(out)
             slopes = (1 - out**2).unsqueeze(-1) * slopes
-    return slopes.squeeze(1).detach()
+    return slopes.squeeze(1)
 
 
 def norms_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
@@ -34,6 +40,12 @@ def norms_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
 def penalty_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
     """The penalty from the gradients by hand."""
     return ((norms_by_hand(critic, points) - 1) ** 2).mean()
+
+
+def penalty_by_hand_with_its_graph(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """penalty_by_hand, with its graph back to the critic's weights: the gradient the answer's penalty
+    must give them, with no double backward."""
+    return ((_slopes(critic, points).norm(dim=1) - 1) ** 2).mean()
 
 
 def tanh_critic(gen: torch.Generator, features=2, widths=(8,), batch=8):

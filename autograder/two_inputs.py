@@ -106,8 +106,8 @@ def gradients_returned(
 
     Backward is called here, in this thread, where a torch function mode sees every tensor it computes,
     to catch a gradient computed for nothing, the waste section 2 of the lesson measures: a tensor equal
-    to the gradient of an input that needs none, grad_out * 2 * w * x or grad_out * x**2, whatever
-    operations made it and whatever backward then returned."""
+    to the gradient of an input that needs none, grad_out * 2 * w * x or grad_out * x**2, or to grad_x's
+    partial derivative 2 * w * x, whatever operations made it and whatever backward then returned."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
     with torch.no_grad(), diagnose.TensorsMade() as computed:  # as autograd runs a first backward

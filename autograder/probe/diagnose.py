@@ -221,10 +221,12 @@ def computed_on_ctx(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> s
     if not kept:
         return None
     listed = ", ".join(f"ctx.{name}" for name in kept)
+    it, has = ("it", "has") if len(kept) == 1 else ("them", "have")
     return (
-        f"Likely cause: {where} computed {listed} and kept it on ctx. {where} records no graph, so it has "
-        "no history, and every term backward builds from it is a constant to autograd: its derivative is "
-        "lost. Compute it in backward from ctx.saved_tensors, or return it as an extra output and save it."
+        f"Likely cause: {where} computed {listed} and kept {it} on ctx. {where} records no graph, so "
+        f"{it} {has} no history, and every term backward builds from {it} is a constant to autograd: its "
+        f"derivative is lost. Compute {it} in backward from ctx.saved_tensors, or return {it} as an extra "
+        f"output and save {it}."
     )
 
 

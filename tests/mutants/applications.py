@@ -280,7 +280,7 @@ MUTANTS = [
     ),
     _penalty(
         "penalty_squares_the_mean_norm",
-        _PENALTY_VALUE_ONLY,
+        _PENALTY_ALL,
         (_PENALTY_RETURN, "return (gradients.norm(dim=1).mean() - 1) ** 2"),
         says="the norms are averaged before 1 is subtracted",
     ),
