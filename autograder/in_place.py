@@ -26,7 +26,7 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
             "ctx.mark_dirty(x) in setup_context (a view, as autograd's error suggests, hides the mistake)"
         ) from None
     if not isinstance(out, torch.Tensor):
-        count = f"{len(out)} outputs" if isinstance(out, tuple | list) else f"a {type(out).__name__}"
+        count = f"a {type(out).__name__}" + (f" of {len(out)}" if isinstance(out, tuple | list) else "")
         raise AnswerRefusedError(
             f"forward returns {count}; it should return one tensor, x itself, changed in place and marked "
             "with ctx.mark_dirty"

@@ -1377,7 +1377,10 @@ def test_backward_that_fails_under_vmap_fails_a_batched_check_only():
         "gradcheck fails for ScaledCubeAddsIntoANewTensor on grad_out, x of shape (): fed a batch of "
         "incoming gradients at once under vmap"
     ), message
-    assert "Likely cause: backward adds in place (grad_x += ...) into a tensor it created" in message
+    assert (
+        "Likely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it"
+        in message
+    )
     check_first_derivative(ScaledCube.apply, scaled_cube, batched=True)
     check_second_derivative(ScaledCube.apply, scaled_cube, batched=True)
 

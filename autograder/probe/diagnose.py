@@ -592,8 +592,9 @@ _ERROR_HINTS = {
         "that gets no gradient (as when one output at a time is differentiated) reaches backward as None."
     ),
     "in extra_args that has more elements than `self`": (
-        "\nLikely cause: backward adds in place (grad_x += ...) into a tensor it created, which has no "
-        "batch dimension under vmap; build the gradient as one new tensor: grad_x = (the sum of its terms)."
+        "\nLikely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it "
+        "created without grad_out, which has no batch dimension under vmap, while grad_out has one. Build "
+        "each gradient as one new tensor: grad_x = (the product or sum of its terms)."
     ),
     "returned as-is as output is being saved for backward": (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "

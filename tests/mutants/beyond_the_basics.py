@@ -425,7 +425,7 @@ MUTANTS = [
             "        if grad_x is not None:\n"
             "            grad_x += grad_out * 2 * w * x",
         ),
-        says="adds in place (grad_x += ...) into a tensor it created",
+        says="changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it",
     ),
     # Its backward still saves its inputs, so the version check holds: that cell it keeps.
     _scaled_square(
@@ -509,7 +509,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "old = x.clone()\n        return x.tanh_(), old"),
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output[0])"),
-        says="forward returns 2 outputs; it should return one tensor, x itself",
+        says="forward returns a tuple of 2; it should return one tensor, x itself",
     ),
     # x.data shares x's storage, so x changes, but the alias returned is not the input marked dirty.
     _tanh_in_place(
