@@ -140,6 +140,7 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "grad_x_without_the_factor_2",
             "saves_the_inputs_in_reverse",
             "unpacks_the_inputs_swapped",
+            "multiplies_by_grad_out_summed",
         )
     },
     ("06_beyond_the_basics", "detaches_grad_x"): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT),
