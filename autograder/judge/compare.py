@@ -189,7 +189,11 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
         want = keep["grads"]
         for label, w, g in zip(names, want, got, strict=True):
             if g is None:
-                raise FailedCheckError(f"First derivative: backward of {name} returned None for {label}.")
+                raise FailedCheckError(
+                    f"First derivative: backward of {name} returned None for {label}, which requires grad "
+                    "here, as every input does in this check: return its gradient (None belongs only where "
+                    "ctx.needs_input_grad says False)."
+                )
             problem = mismatch(w, g, names, keep["inputs"])
             if problem:
                 cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got))
