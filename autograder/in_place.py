@@ -8,8 +8,8 @@ every lesson cannot know that it is meant to.
 import torch
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
+from autograder.probe.diagnose import where_it_saves
 from autograder.probe.refused import AnswerRefusedError
-from autograder.two_inputs import where_it_saves
 
 
 def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:

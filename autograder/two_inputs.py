@@ -11,13 +11,6 @@ from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
 
-def where_it_saves(function: type[torch.autograd.Function]) -> str:
-    """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward."""
-    return (
-        "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
-    )
-
-
 def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor):
     """function.apply(x, w), refusing a forward that changed x or w in place (their values or ._version,
     which counts changes in place), even if it returns a new tensor."""
@@ -204,7 +197,7 @@ def refuses_inputs_changed_in_place(
                 raise
             continue
         original = {"x": x, "w": w}[name]
-        where = where_it_saves(function)
+        where = diagnose.where_it_saves(function)
         if any(
             kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
         ):

@@ -173,14 +173,28 @@ def holds_a_gradient_cycle(tensors: list[torch.Tensor]) -> bool:
     return False
 
 
+def where_it_saves(function: type[torch.autograd.Function]) -> str:
+    """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward.
+    Neither records a graph."""
+    return (
+        "setup_context" if function.setup_context is not torch.autograd.Function.setup_context else "forward"
+    )
+
+
+def _kept_on_ctx(output: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The tensors the Function behind `output` kept as plain attributes of ctx, by attribute name."""
+    return {
+        name: value for name, value in sorted(vars(output.grad_fn).items()) if isinstance(value, torch.Tensor)
+    }
+
+
 def cut_from_graph(output: torch.Tensor) -> str:
     """Why grad_x came out of backward disconnected from x, from the most to the least specific."""
     cls = function_class(output)
     if cls is None:
         return "Likely cause: the gradient was computed from tensors autograd did not record."
-    # The new style fills ctx in setup_context, which records no graph either.
-    where = "forward" if cls.setup_context is torch.autograd.Function.setup_context else "setup_context"
-    kept = sorted(name for name, value in vars(output.grad_fn).items() if isinstance(value, torch.Tensor))
+    where = where_it_saves(cls)
+    kept = list(_kept_on_ctx(output))
     if kept:
         listed = ", ".join(f"ctx.{name}" for name in kept)
         kind = "plain attributes" if len(kept) > 1 else "a plain attribute"
@@ -210,14 +224,12 @@ def computed_on_ctx(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> s
     cls = function_class(output)
     if cls is None:
         return None
-    where = "forward" if cls.setup_context is torch.autograd.Function.setup_context else "setup_context"
-    kept = sorted(
+    where = where_it_saves(cls)
+    kept = [
         name
-        for name, value in vars(output.grad_fn).items()
-        if isinstance(value, torch.Tensor)
-        and not value.requires_grad
-        and not any(value is tensor for tensor in (*inputs, output))
-    )
+        for name, value in _kept_on_ctx(output).items()
+        if not value.requires_grad and not any(value is tensor for tensor in (*inputs, output))
+    ]
     if not kept:
         return None
     listed = ", ".join(f"ctx.{name}" for name in kept)
