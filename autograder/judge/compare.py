@@ -217,10 +217,7 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if (
         len(outputs) == 1
         and isinstance(got, torch.Tensor)
-        and (
-            hint := hints.ignores_grad_out(want, got, grad_outs[0], _incoming(names, "the "))
-            or hints.reduces_grad_out(want, got, grad_outs[0], _incoming(names, "the "))
-        )
+        and (hint := hints.misuses_grad_out(want, got, grad_outs[0], _incoming(names, "the ")))
     ):
         return hint
     if isinstance(got, torch.Tensor) and (

@@ -7,28 +7,21 @@ import torch
 from autograder.wire.tensors import first_difference
 
 
-def ignores_grad_out(
+def misuses_grad_out(
     expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
 ) -> str | None:
-    """A hint when backward returns the bare derivative, forgetting to multiply by the incoming gradient."""
+    """A hint when backward returns the local derivative times the wrong weight: none, forgetting to
+    multiply by the incoming gradient, or the incoming gradient summed or averaged to one number."""
     if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
         return None
-    if torch.allclose(got.detach(), (expected / grad_out).detach(), rtol=1e-6, atol=1e-9):
+    local = (expected / grad_out).detach()
+    if torch.allclose(got.detach(), local, rtol=1e-6, atol=1e-9):
         return (
             f"Likely cause: backward returns the local derivative without multiplying by {incoming} "
             "(backward's argument after ctx). The chain rule needs grad_x = grad_out * (d out / d x)."
         )
-    return None
-
-
-def reduces_grad_out(
-    expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
-) -> str | None:
-    """A hint when backward multiplies the derivative by grad_out summed or averaged to one number: each
-    element of the incoming gradient weighs its own element's derivative."""
-    if grad_out.numel() < 2 or bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
+    if grad_out.numel() < 2:
         return None
-    local = (expected / grad_out).detach()
     for reduced, call in ((grad_out.sum(), "sum"), (grad_out.mean(), "mean")):
         if torch.allclose(got.detach(), reduced * local, rtol=1e-6, atol=1e-9):
             return (
