@@ -37,15 +37,15 @@ def norms_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
     return gradients_by_hand(critic, points).norm(dim=1)
 
 
-def penalty_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
-    """The penalty from the gradients by hand."""
-    return ((norms_by_hand(critic, points) - 1) ** 2).mean()
-
-
 def penalty_by_hand_with_its_graph(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
-    """penalty_by_hand, with its graph back to the critic's weights: the gradient the answer's penalty
-    must give them, with no double backward."""
+    """The penalty from the gradients by hand, with its graph back to the critic's weights: the gradient
+    the answer's penalty must give them, with no double backward."""
     return ((_slopes(critic, points).norm(dim=1) - 1) ** 2).mean()
+
+
+def penalty_by_hand(critic: nn.Sequential, points: torch.Tensor) -> torch.Tensor:
+    """The penalty from the gradients by hand, its value alone."""
+    return penalty_by_hand_with_its_graph(critic, points).detach()
 
 
 def tanh_critic(gen: torch.Generator, features=2, widths=(8,), batch=8):
