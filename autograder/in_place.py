@@ -149,7 +149,7 @@ def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor)
         raise AnswerRefusedError(
             f"the caller's y holds tanh but keeps its old history ({type(y.grad_fn).__name__}), so it "
             "differentiates as x * 1: mark x with ctx.mark_dirty in setup_context (returning a view of x "
-            "silences autograd's error, not this mistake, as section 5 showed)"
+            "silences autograd's error, not this mistake, as section 7 showed)"
         )
     return y
 

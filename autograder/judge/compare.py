@@ -231,6 +231,10 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if isinstance(got, torch.Tensor) and (hint := hints.wrong_sign(want, got)):
         return hint
     if isinstance(got, torch.Tensor) and (
+        hint := hints.sign_lost(want, got, dict(zip(names, keep["inputs"], strict=True)))
+    ):
+        return hint
+    if isinstance(got, torch.Tensor) and (
         hint := hints.missing_factor(
             want, got, dict(zip(names, keep["inputs"], strict=True)), record.get("saved", ())
         )
@@ -475,7 +479,11 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     if "tensor" in want:
         problem = mismatch(want["tensor"], _node(got), [], [])
         if problem and isinstance(_node(got), torch.Tensor):
-            hint = hints.divides_by_zero(want["tensor"], _node(got), arguments) or ""
+            hint = (
+                hints.divides_by_zero(want["tensor"], _node(got), arguments)
+                or hints.wrong_only_where_zero(want["tensor"], _node(got), arguments)
+                or ""
+            )
     elif "tensor" in got or "number" in got:
         value = got.get("number")
         if "tensor" in got and got["tensor"].numel() == 1:

@@ -4,7 +4,7 @@ from collections.abc import Collection
 
 import torch
 
-from autograder.wire.tensors import first_difference
+from autograder.wire.tensors import ATOL, RTOL, first_difference
 
 
 def misuses_grad_out(
@@ -100,6 +100,26 @@ def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
     return None
 
 
+def sign_lost(expected: torch.Tensor, got: torch.Tensor, inputs: dict[str, torch.Tensor]) -> str | None:
+    """A hint when a derivative is right where an input is positive and negated where it is negative:
+    backward computes with that input's absolute value, as one rebuilt from an even power of it does."""
+    if got.shape != expected.shape:
+        return None
+    for name, value in inputs.items():
+        if value.shape != got.shape or not bool((value < 0).any()) or not bool((value > 0).any()):
+            continue
+        if bool((expected.detach()[value < 0].abs() < 1e-6).all()):
+            continue
+        if torch.allclose(got.detach(), expected.detach() * value.detach().sign(), rtol=1e-6, atol=1e-9):
+            return (
+                f"Likely cause: this derivative is right where {name} is positive and has the wrong sign "
+                f"where {name} is negative: backward computes with |{name}| in place of {name}, as it "
+                f"does when {name} is rebuilt from the output by a square root (the root of {name}**2 is "
+                f"|{name}|). Save {name} itself and use it."
+            )
+    return None
+
+
 def missing_factor(
     expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor], saved: Collection[str] = ()
 ) -> str | None:
@@ -138,6 +158,31 @@ def approximately(expected: torch.Tensor, got: torch.Tensor) -> str | None:
         "(a finite difference, float32 arithmetic somewhere, or an epsilon added for safety) where the "
         "exact value is expected. Compute it exactly, with autograd's derivatives in float64."
     )
+
+
+def wrong_only_where_zero(
+    expected: torch.Tensor, got: torch.Tensor, arguments: dict[str, torch.Tensor]
+) -> str | None:
+    """A hint when every wrong element sits where an argument is exactly 0, and that argument is not 0
+    everywhere: a special case at 0 (`torch.where(x != 0, ..., 0)`) turns a gradient into a constant
+    there, whose derivative is 0 whatever the formula's."""
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return None
+    wrong = ~torch.isclose(got.detach(), expected.detach(), rtol=RTOL, atol=ATOL)
+    if not bool(wrong.any()):
+        return None
+    for name, argument in arguments.items():
+        if argument.shape != got.shape:
+            continue
+        at_zero = argument.detach() == 0
+        if bool(at_zero.all()) or not bool((wrong <= at_zero).all()):
+            continue
+        return (
+            f"Likely cause: the value is wrong only where {name} is 0, right everywhere else: a special "
+            f"case at {name} == 0 (torch.where on {name} != 0, an if) makes the gradient a constant there, "
+            f"and a constant's derivative is 0. The formula holds at 0 too: drop the special case."
+        )
+    return None
 
 
 def divides_by_zero(

@@ -154,6 +154,25 @@ MUTANTS = [
         ),
         by_nbgrader=True,
     ),
+    # x rebuilt from the output is |x|: every gradient through x has the wrong sign where x is negative.
+    _scaled_square(
+        "recomputes_x_from_the_output",
+        {_FIRST, _SECOND, _TORCH_FUNC, _SAVES},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(output, w)"),
+        (_SAVED, "out, w = ctx.saved_tensors\n        x = torch.sqrt(out / w)"),
+        says="backward computes with |x| in place of x",
+    ),
+    # A special case at x == 0 makes grad_x the constant 0 there, so its derivative in x is 0, not 2w; the
+    # visible torch.func test's x runs through 0.
+    _scaled_square(
+        "grad_x_special_cased_at_zero",
+        {_TORCH_FUNC},
+        (
+            _GRAD_X,
+            "grad_x = torch.where(x != 0, grad_out * 2 * w * x, 0.0) if ctx.needs_input_grad[0] else None",
+        ),
+        says="the value is wrong only where x is 0, right everywhere else",
+    ),
     # Right wherever both inputs require grad; where w is data, backward returns grad_x alone.
     _scaled_square(
         "returns_grad_x_alone_when_w_needs_none",
