@@ -114,6 +114,20 @@ MEAN_THEN_SQUARE = (
     "the norms are averaged before 1 is subtracted and the difference squared, (mean ‖∇‖ - 1)²; each point "
     "gets its own (‖∇‖ - 1)², and the penalty averages those: ((norms - 1) ** 2).mean()."
 )
+OF_THE_PARAMETERS = (
+    "the critic is differentiated with respect to its parameters (critic.parameters()), not the points: "
+    "the penalty holds the gradient with respect to its input, torch.autograd.grad(critic(points).sum(), "
+    "points, create_graph=True), one row per point."
+)
+
+
+def _penalty_of_the_parameters(critic: nn.Module, points: torch.Tensor) -> torch.Tensor:
+    """(‖∇_θ Σ critic(points)‖ - 1)², the gradient taken with respect to every parameter, flattened into
+    one: what OF_THE_PARAMETERS returns. A first derivative, which autograd takes the test's own way."""
+    gradients = torch.autograd.grad(critic(points).sum(), list(critic.parameters()))
+    return ((torch.cat([g.flatten() for g in gradients]).norm() - 1) ** 2).detach()
+
+
 PENALTY_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
@@ -129,6 +143,7 @@ PENALTY_MISTAKES = {
         (norms_by_hand(critic, points) / points.shape[1] ** 0.5 - 1) ** 2
     ).mean(),
     MEAN_THEN_SQUARE: lambda critic, points: (norms_by_hand(critic, points).mean() - 1) ** 2,
+    OF_THE_PARAMETERS: _penalty_of_the_parameters,
 }
 LINE_MISTAKES = {
     WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
@@ -145,4 +160,5 @@ LINE_MISTAKES = {
     TIMES_LAMBDA: lambda critic, points: 10 * (_norm_of_w(critic) - 1) ** 2,
     ONE_SIDED: lambda critic, points: (_norm_of_w(critic) - 1).clamp(min=0) ** 2,
     ROOT_MEAN_SQUARE: lambda critic, points: (_norm_of_w(critic) / points.shape[1] ** 0.5 - 1) ** 2,
+    OF_THE_PARAMETERS: _penalty_of_the_parameters,
 }

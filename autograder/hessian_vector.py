@@ -1,6 +1,6 @@
 """What the tests of lesson 05's hvp(f, x, v), the Hessian-vector product, share.
 
-Both test cells compare the answer with torch's own product and name the two usual mistakes by what they
+Both test cells compare the answer with torch's own product and name the usual mistakes by what they
 return. The second also hands hvp an `f` that counts how often its second derivative is applied: one
 H·v needs it once, and building the Hessian, row by row or in one batch, needs it once per row. Only
 custom Functions can count that, in reverse and in forward mode and under vmap, which is why `f` is
@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What five usual mistakes return, so that a wrong result equal to one of them is named.
+# What six usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -39,12 +39,18 @@ WEIGHTED_AFTERWARDS = (
     "the result is H·(1, ..., 1) multiplied by v element by element: v weighs the product afterwards, not "
     "the gradient inside the double backward. Pass it there: grad_outputs=v."
 )
+GRADIENT_SQUARED = (
+    "the result is ∇f (∇f·v), the gradient's outer product with itself applied to v, which uses first "
+    "derivatives only (Gauss-Newton and Fisher approximations do): H·v needs the gradient differentiated "
+    "once more, with grad_outputs=v."
+)
 HVP_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
     WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
     THE_GRADIENT: gradient_by_torch,
     WEIGHTED_BY_X: lambda f, x, v: vhp_by_torch(f, x, x),
+    GRADIENT_SQUARED: lambda f, x, v: gradient_by_torch(f, x, v) * (gradient_by_torch(f, x, v) @ v),
 }
 
 # One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied

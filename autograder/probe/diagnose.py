@@ -8,6 +8,7 @@ only ever add text to a verdict the judge reached on its own.
 
 import dis
 import inspect
+import os
 import types
 from collections.abc import Iterator
 
@@ -464,6 +465,7 @@ def known_error_hint(error: Exception) -> str:
     return (
         forward_takes_ctx_beside_setup_context(error)
         or _saved_tensors_miscounted(error)
+        or _linearized_at_a_tensor_requiring_grad(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
     )
 
@@ -491,6 +493,26 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
         "ctx.save_for_backward(x, w), and unpack them in that order."
     )
+
+
+def _linearized_at_a_tensor_requiring_grad(error: Exception) -> str:
+    """Why the function torch.func.linearize returned failed inside its own traced graph: on torch 2.13 it
+    does when the point linearize was given requires grad, and autograd's message ("a leaf Variable ...
+    in-place operation") points at code the student did not write. The traceback holds linearize's
+    `jvp_fn`."""
+    if _LEAF_CHANGED_IN_PLACE not in str(error):
+        return ""
+    entry = error.__traceback__
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        if code.co_name == "jvp_fn" and code.co_filename.endswith(_LINEARIZE_FILE):
+            return (
+                "\nLikely cause: torch.func.linearize was given a point that requires grad. The function "
+                "linearize returns then fails inside its own traced graph, not in your code. Linearize at "
+                "x.detach(): the values are the same."
+            )
+        entry = entry.tb_next
+    return ""
 
 
 def known_error_hint_for(error: Exception, function) -> str:
@@ -561,6 +583,10 @@ _GRAD_RETURNS_A_TUPLE = (
     "unpack it, (slope,) = torch.autograd.grad(...)."
 )
 
+# autograd's error for a leaf that requires grad changed in place, and where torch.func.linearize lives.
+_LEAF_CHANGED_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
+_LINEARIZE_FILE = os.path.join("torch", "_functorch", "eager_transforms.py")
+
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
 
@@ -620,7 +646,7 @@ _ERROR_HINTS = {
         "builds its result as a new tensor (x * y, not x.mul_(y)), and one meant to work in place is "
         "applied to a copy (x.clone()). Otherwise change a copy, not the leaf."
     ),
-    "a leaf Variable that requires grad is being used in an in-place operation": (
+    _LEAF_CHANGED_IN_PLACE: (
         "\nLikely cause: backward changes a tensor in place (x.pow_(2) on a saved input, grad_out *= ...). "
         "Differentiated again, that tensor is a leaf that requires grad (the test's input, or the incoming "
         "gradient), which autograd refuses to change in place: compute into a new tensor (x**2, "

@@ -21,6 +21,7 @@ def _one_line_hvp(name: str, product: str):
 ALTERNATIVES = [
     _one_line_hvp("hvp_forward_over_reverse", "torch.func.jvp(torch.func.grad(f), (x,), (v,))[1]"),
     _one_line_hvp("hvp_by_torch_func_vjp", "torch.func.vjp(torch.func.grad(f), x)[1](v)[0]"),
+    _one_line_hvp("hvp_by_linearize", "torch.func.linearize(torch.func.grad(f), x.detach())[1](v)"),
     _one_line_hvp("hvp_by_autograd_functional_hvp", "torch.autograd.functional.hvp(f, x, v)[1]"),
     _one_line_hvp("hvp_by_autograd_functional_vhp", "torch.autograd.functional.vhp(f, x, v)[1]"),
     _hvp("hvp_of_the_dot_product", (_HVP_SECOND, "(product,) = torch.autograd.grad((grad_x * v).sum(), x)")),

@@ -175,6 +175,24 @@ MUTANTS = [
         (_HVP_LEAF, "    x.requires_grad_()\n"),
         says="it modified the caller's tensor",
     ),
+    # The outer product of the gradient with itself, applied to v: first derivatives only.
+    _hvp(
+        "hvp_of_the_gradients_outer_product",
+        _HVP_ALL,
+        (_HVP_SECOND, "product = grad_x * (grad_x @ v)"),
+        says="the gradient's outer product with itself applied to v",
+    ),
+    # torch.func.linearize is exact, but on torch 2.13 its jvp fails at a point that requires grad.
+    _hvp(
+        "hvp_linearizes_at_the_callers_x",
+        {_HVP_VALUE},
+        answer=(
+            "def hvp(f, x, v):\n"
+            "    _, hessian_times = torch.func.linearize(torch.func.grad(f), x)\n"
+            "    return hessian_times(v)\n"
+        ),
+        says="torch.func.linearize was given a point that requires grad",
+    ),
     _hvp("hvp_returns_a_column", _HVP_ALL, ("return product", "return product[:, None]"), says="shape"),
     _hvp(
         "patches_the_checks",
@@ -271,6 +289,17 @@ MUTANTS = [
             "critic(points).sum().backward(create_graph=True, inputs=[points])\n    gradients = points.grad",
         ),
         says="leaks memory",
+    ),
+    _penalty(
+        "penalty_of_the_parameters_gradient",
+        _PENALTY_ALL,
+        (
+            _PENALTY_GRADIENTS,
+            "parameters = list(critic.parameters())\n"
+            "    gradients = torch.autograd.grad(critic(points).sum(), parameters, create_graph=True)",
+        ),
+        (_PENALTY_RETURN, "return (torch.cat([g.flatten() for g in gradients]).norm() - 1) ** 2"),
+        says="the critic is differentiated with respect to its parameters",
     ),
     _penalty(
         "penalty_root_mean_square",
