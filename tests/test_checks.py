@@ -1181,7 +1181,7 @@ def test_wrong_number_of_outputs_fails_every_check(check):
 def test_stub_forward_is_reported_as_not_written_yet(check):
     message = failure(check, SquareStub.apply, square)
     assert message.startswith("SquareStub.forward is not written yet: calling it raises NotImplementedError.")
-    assert "Replace `raise NotImplementedError()` with your code." in message
+    assert "Replace the line `raise NotImplementedError(...)` with your code." in message
 
 
 @pytest.mark.parametrize("check", DERIVATIVE_CHECKS)

@@ -1,6 +1,7 @@
 """`make release` (`python -m autograder release`) in a copy of the repository: it regenerates the
-student notebook of a lesson whose source changed, and only that one. nbgrader's generate_assignment, in
-this process, says why a lesson failed, and lets a Ctrl-C through as one."""
+student notebook of a lesson whose source changed, and only that one, and every one when the course's
+nbgrader configuration changed. nbgrader's generate_assignment, in this process, says why a lesson failed,
+and lets a Ctrl-C through as one."""
 
 import os
 import shutil
@@ -34,7 +35,7 @@ def test_release_regenerates_only_the_lessons_whose_source_changed(tmp_path):
     repository = tmp_path / "repository"
     for part in ("autograder", "solutions", "course"):
         shutil.copytree(REPOSITORY / part, repository / part, ignore=shutil.ignore_patterns("__pycache__"))
-    assert _release(repository) == ["course/ is up to date: no lesson's source changed"]
+    assert _release(repository) == ["course/ is up to date: no lesson's source or configuration changed"]
 
     source = repository / "solutions" / "source" / LESSON / f"{LESSON}.ipynb"
     notebook = nbformat.read(source, as_version=4)
@@ -46,6 +47,19 @@ def test_release_regenerates_only_the_lessons_whose_source_changed(tmp_path):
     assert [name for name in sorted(after) if after[name] != before[name]] == [f"{LESSON}.ipynb"]
     assert "A sentence the instructor added." in after[f"{LESSON}.ipynb"].decode()
     assert len(after) == len(assignments())
+
+
+def test_release_regenerates_every_lesson_when_the_configuration_changed(tmp_path):
+    """The answer cells' stub is nbgrader configuration: a new one reaches every course notebook."""
+    repository = tmp_path / "repository"
+    for part in ("autograder", "solutions", "course"):
+        shutil.copytree(REPOSITORY / part, repository / part, ignore=shutil.ignore_patterns("__pycache__"))
+    config = repository / "solutions" / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("not answered yet", "still to answer"))
+    written = _release(repository)
+    assert sorted(written) == [f"wrote course/{lesson}.ipynb" for lesson in assignments()]
+    for lesson in assignments():
+        assert "still to answer" in (repository / "course" / f"{lesson}.ipynb").read_text()
 
 
 class Interrupted(NbGraderPreprocessor):

@@ -2,10 +2,12 @@
 
 Each lesson's source notebook in solutions/source/ is the one place its solution and hidden tests are
 written. nbgrader's generate_assignment strips them; the result is copied to course/<assignment>.ipynb,
-which is never edited by hand. Each course notebook is stamped with the version of the source it was
-made from, so that `make release` regenerates only the lessons whose source changed.
+which is never edited by hand. Each course notebook is stamped with the version of the source and of the
+course's nbgrader configuration (its answer cells' stub, for one) it was made from, so that `make release`
+regenerates only the lessons whose source changed, and every lesson when the configuration did.
 """
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -14,8 +16,15 @@ from pathlib import Path
 from autograder.course.layout import COURSE_DIRECTORY, SOURCE, STUDENT_NOTEBOOKS, assignments
 from autograder.course.version import source_version
 
-# The metadata key, under "gradgrad", that tells which source version a course notebook was made from.
+# The metadata key, under "gradgrad", that tells which release version a course notebook was made from.
 _STAMP = "generated_from"
+
+
+def release_version(assignment: str) -> str:
+    """A digest of what a lesson's course notebook is made from: its source and the course's nbgrader
+    configuration, which generate_assignment reads."""
+    configuration = (COURSE_DIRECTORY / "nbgrader_config.py").read_bytes()
+    return hashlib.sha256(source_version(assignment).encode() + b"\0" + configuration).hexdigest()[:16]
 
 
 def write_config(course: Path, extra: str = "") -> None:
@@ -46,7 +55,7 @@ def generate(destination: Path, lessons: list[str] | None = None) -> list[Path]:
         for assignment in assignments() if lessons is None else lessons:
             add_lesson(course, assignment)
             notebook = nbformat.read(course / "release" / assignment / f"{assignment}.ipynb", as_version=4)
-            notebook.metadata["gradgrad"] = {_STAMP: source_version(assignment)}
+            notebook.metadata["gradgrad"] = {_STAMP: release_version(assignment)}
             target = destination / f"{assignment}.ipynb"
             nbformat.write(notebook, target)
             written.append(target)
@@ -54,10 +63,10 @@ def generate(destination: Path, lessons: list[str] | None = None) -> list[Path]:
 
 
 def release() -> tuple[list[Path], list[Path]]:
-    """Bring course/ up to date: regenerate the notebooks whose source changed since they were made,
-    and remove those whose lesson is gone. Returns (written, removed)."""
+    """Bring course/ up to date: regenerate the notebooks whose source or configuration changed since they
+    were made, and remove those whose lesson is gone. Returns (written, removed)."""
     lessons = assignments()
-    changed = [a for a in lessons if _generated_from(STUDENT_NOTEBOOKS / f"{a}.ipynb") != source_version(a)]
+    changed = [a for a in lessons if _generated_from(STUDENT_NOTEBOOKS / f"{a}.ipynb") != release_version(a)]
     gone = [p for p in STUDENT_NOTEBOOKS.glob("*.ipynb") if p.stem not in lessons]
     for path in gone:
         path.unlink()
@@ -65,7 +74,7 @@ def release() -> tuple[list[Path], list[Path]]:
 
 
 def _generated_from(path: Path) -> str | None:
-    """The source version a course notebook is stamped with, or None."""
+    """The release version a course notebook is stamped with, or None."""
     try:
         return json.loads(path.read_text())["metadata"]["gradgrad"][_STAMP]
     except (OSError, ValueError, KeyError, TypeError):

@@ -23,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
     for path in removed:
         print(f"removed {path.relative_to(REPOSITORY)}, whose lesson is gone")
     if not written and not removed:
-        print("course/ is up to date: no lesson's source changed")
+        print("course/ is up to date: no lesson's source or configuration changed")
     return 0

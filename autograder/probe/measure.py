@@ -162,7 +162,7 @@ def _called(name: str, function: Callable, args: tuple, where: str):
         if stub:
             return None, (
                 f"{stub} is not written yet: calling it raises NotImplementedError. "
-                "Replace `raise NotImplementedError()` with your code."
+                "Replace the line `raise NotImplementedError(...)` with your code."
             )
         if isinstance(error, AnswerRefusedError):
             return None, _text(f"{name}: {error}\n  {where}")
