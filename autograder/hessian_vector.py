@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What six usual mistakes return, so that a wrong result equal to one of them is named.
+# What seven usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -39,6 +39,10 @@ WEIGHTED_AFTERWARDS = (
     "the result is H·(1, ..., 1) multiplied by v element by element: v weighs the product afterwards, not "
     "the gradient inside the double backward. Pass it there: grad_outputs=v."
 )
+TIMES_V = (
+    "the result is ∇f(x) multiplied by v element by element, which uses first derivatives only: H·v needs "
+    "the gradient differentiated once more, with grad_outputs=v."
+)
 GRADIENT_SQUARED = (
     "the result is ∇f (∇f·v), the gradient's outer product with itself applied to v, which uses first "
     "derivatives only (Gauss-Newton and Fisher approximations do): H·v needs the gradient differentiated "
@@ -50,6 +54,7 @@ HVP_MISTAKES = {
     WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
     THE_GRADIENT: gradient_by_torch,
     WEIGHTED_BY_X: lambda f, x, v: vhp_by_torch(f, x, x),
+    TIMES_V: lambda f, x, v: gradient_by_torch(f, x, v) * v,
     GRADIENT_SQUARED: lambda f, x, v: gradient_by_torch(f, x, v) * (gradient_by_torch(f, x, v) @ v),
 }
 

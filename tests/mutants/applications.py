@@ -175,6 +175,12 @@ MUTANTS = [
         (_HVP_LEAF, "    x.requires_grad_()\n"),
         says="it modified the caller's tensor",
     ),
+    _hvp(
+        "hvp_of_the_gradient_times_v",
+        _HVP_ALL,
+        (_HVP_SECOND, "product = grad_x * v"),
+        says="the result is ∇f(x) multiplied by v element by element",
+    ),
     # The outer product of the gradient with itself, applied to v: first derivatives only.
     _hvp(
         "hvp_of_the_gradients_outer_product",
