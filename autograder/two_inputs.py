@@ -124,6 +124,13 @@ def gradients_returned(
             f"backward returned {returned} where autograd wants one gradient per input, a tuple of two: "
             "return grad_x, grad_w, with None in the place of an input that needs no gradient"
         )
+    for name, gradient in zip(("x", "w"), grads, strict=True):
+        if gradient is not None and not isinstance(gradient, torch.Tensor):
+            raise AnswerRefusedError(
+                f"backward returned the {type(gradient).__name__} {gradient!r:.40} in {name}'s place, where "
+                "autograd takes a tensor or None: return None for an input that needs no gradient "
+                "(ctx.needs_input_grad says which), its gradient as a tensor otherwise"
+            )
     if all(
         (got is None) == (want is None) and (got is None or torch.allclose(got, want))
         for got, want in zip(grads, swapped, strict=True)

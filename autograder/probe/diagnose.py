@@ -9,6 +9,7 @@ only ever add text to a verdict the judge reached on its own.
 import dis
 import inspect
 import os
+import re
 import types
 from collections.abc import Iterator
 
@@ -467,6 +468,7 @@ def known_error_hint(error: Exception) -> str:
         or _saved_tensors_miscounted(error)
         or _linearized_at_a_tensor_requiring_grad(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
+        or _no_batching_rule(error)
     )
 
 
@@ -492,6 +494,21 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         "\nLikely cause: ctx.saved_tensors holds what the last ctx.save_for_backward call saved, and no "
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
         "ctx.save_for_backward(x, w), and unpack them in that order."
+    )
+
+
+def _no_batching_rule(error: Exception) -> str:
+    """Why a batch of incoming gradients failed on an operation torch cannot batch there (einsum, for one):
+    the operation, not a slip in the formula. torch's batched gradients (gradcheck's check_batched_grad,
+    is_grads_batched=True) lack rules that torch.func.vmap has."""
+    found = re.search(r"Batching rule not implemented for (aten::\w+)", str(error))
+    if found is None:
+        return ""
+    return (
+        f"\nLikely cause: torch's batched gradients (gradcheck's check_batched_grad, "
+        f"is_grads_batched=True) have no batching rule for {found.group(1)}, which backward uses. The "
+        "formula may be right: write that step with elementwise torch operations (*, +, .sum()), which "
+        "they batch."
     )
 
 

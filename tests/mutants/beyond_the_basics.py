@@ -154,6 +154,25 @@ MUTANTS = [
         ),
         by_nbgrader=True,
     ),
+    # The formula is right, but torch's batched gradients (gradcheck's check_batched_grad) cannot batch
+    # einsum, and the brief asks for a batch of grad_outs.
+    _scaled_square(
+        "einsum_in_backward",
+        {_FIRST},
+        (
+            _GRAD_X,
+            "grad_x = 2 * torch.einsum('...,...,...->...', grad_out, w, x)"
+            " if ctx.needs_input_grad[0] else None",
+        ),
+        says="have no batching rule for aten::einsum, which backward uses",
+    ),
+    # autograd takes a tensor or None for each input: a number raises, even where no gradient is needed.
+    _scaled_square(
+        "returns_zero_for_x_when_it_needs_none",
+        {_NEEDS_INPUT_GRAD},
+        ("return grad_x, grad_w", "return (0.0 if grad_x is None else grad_x), grad_w"),
+        says="backward returned the float 0.0 in x's place, where autograd takes a tensor or None",
+    ),
     # x rebuilt from the output is |x|: every gradient through x has the wrong sign where x is negative.
     _scaled_square(
         "recomputes_x_from_the_output",
