@@ -4,6 +4,8 @@ Each takes the student's Function and runs it as one test cell needs, telling a 
 reveal as what the answer did; the values of the derivatives are the checks' to compare.
 """
 
+import math
+
 import torch
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
@@ -98,9 +100,10 @@ def gradients_returned(
     in the wrong place, is refused with what the answer did; the values are left to the derivative checks.
 
     Backward is called here, in this thread, where a torch function mode sees every tensor it computes,
-    to catch a gradient computed for nothing, the waste section 2 of the lesson measures: a tensor equal
-    to the gradient of an input that needs none, grad_out * 2 * w * x or grad_out * x**2, or to grad_x's
-    partial derivative 2 * w * x, whatever operations made it and whatever backward then returned."""
+    to catch a gradient computed for nothing, the waste section 2 of the lesson measures: a tensor that is
+    a multiple of the gradient of an input that needs none, grad_out * 2 * w * x or grad_out * x**2, or of
+    grad_x's partial derivative 2 * w * x, whatever operations made it and whatever backward then
+    returned."""
     out = function.apply(x, w)
     node = out.grad_fn  # the ctx that setup_context filled in
     with torch.no_grad(), diagnose.TensorsMade() as computed:  # as autograd runs a first backward
@@ -157,28 +160,50 @@ def gradients_returned(
                 f"grad: return {'its gradient' if needed else 'None'} there{why}"
             )
     with torch.no_grad():
-        # Each gradient, computed for an input that needs none, is work thrown away, and so is grad_x's
-        # partial derivative, unless grad_out is 2 * w: then it equals grad_out * x, which grad_w may share.
-        # grad_w's, x**2, is no sign of waste: a backward that recovers w from the output as out / x**2
-        # computes it for grad_x.
+        # Each gradient, computed for an input that needs none, is work thrown away, and so is any multiple
+        # of grad_x's partial derivative w * x (2 * w * x, or half of grad_x shared as grad_out * w * x).
+        # Where w is one number throughout, multiples of w * x are multiples of x, and where grad_out is a
+        # multiple of w, of grad_out * x, which grad_w may share: there only the exact gradient counts.
+        # grad_w's partial, x**2, is no sign of waste: a backward that recovers w from the output as
+        # out / x**2 computes it for grad_x.
+        w_is_uniform = _multiple_of(w, torch.ones_like(w)) is not None
         candidates = [
-            ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x),
-            ("grad_w (grad_out * x**2)", 1, grad_out * x**2),
+            ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x, not w_is_uniform),
+            ("grad_w (grad_out * x**2)", 1, grad_out * x**2, True),
         ]
-        if not torch.allclose(grad_out, 2 * w):
-            candidates.append(("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x))
-        unneeded = [candidate for candidate in candidates if not node.needs_input_grad[candidate[1]]]
-    for what, index, value in unneeded:
-        if any(
-            t.dtype == value.dtype and t.shape == value.shape and torch.allclose(t, value)
-            for t in computed.tensors
-        ):
-            raise AnswerRefusedError(
-                f"backward computed {what}, then returned None for {'xw'[index]}, as "
-                f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a gradient "
-                "only when its input's flag is True, and skip the work otherwise"
-            )
+        if not w_is_uniform and _multiple_of(grad_out, w) is None:
+            candidates.append(("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x, True))
+        for what, index, value, multiples in candidates:
+            if node.needs_input_grad[index]:
+                continue
+            for t in computed.tensors:
+                factor = _multiple_of(t, value) if t.dtype == value.dtype else None
+                if factor is None or (not multiples and not math.isclose(factor, 1.0, rel_tol=1e-6)):
+                    continue
+                times = "" if math.isclose(factor, 1.0, rel_tol=1e-6) else f"{factor:g} times "
+                raise AnswerRefusedError(
+                    f"backward computed {times}{what}, then returned None for {'xw'[index]}, as "
+                    f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a "
+                    "gradient only when its input's flag is True, and skip the work otherwise"
+                )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
+
+
+def _multiple_of(tensor: torch.Tensor, value: torch.Tensor) -> float | None:
+    """The nonzero number that `tensor` is `value` times, element by element, or None. With fewer than
+    two nonzero elements every tensor would be a multiple: there only `value` itself counts, as 1."""
+    if tensor.shape != value.shape:
+        return None
+    nonzero = value.abs() > 1e-12
+    if int(nonzero.sum()) < 2:
+        return 1.0 if torch.allclose(tensor, value) else None
+    ratios = tensor[nonzero] / value[nonzero]
+    factor = ratios[0]
+    if bool(factor.abs() <= 1e-12) or not torch.allclose(ratios, factor.expand_as(ratios)):
+        return None
+    if not torch.allclose(tensor[~nonzero], torch.zeros_like(tensor[~nonzero])):
+        return None
+    return float(factor)
 
 
 def gradients_needed(x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor) -> torch.Tensor:

@@ -416,10 +416,11 @@ def data_and_a_weight(gen):
 def test_answer_whose_function_changes_an_argument_in_place_is_told_to_build_a_new_tensor():
     message = failure(ScaleInPlace.apply, lambda x, w: x * w, data_and_a_weight, name="ScaleInPlace")
     assert message == (
-        "ScaleInPlace gave the caller's x a history (a grad_fn): a Function's forward changed x in place, "
-        "and its setup_context marked it with ctx.mark_dirty. A Function that is not meant to change its "
-        "input builds its result as a new tensor (x * y, not x.mul_(y)); one meant to work in place is "
-        "applied to a copy (x.clone())."
+        "ScaleInPlace gave the caller's x a history (a grad_fn): x was changed in place by a computation "
+        "that requires grad, as by a Function's forward that changes its input and marks it with "
+        "ctx.mark_dirty, or by a jvp that changes its tangent x_t, the caller's tensor, in place "
+        "(x_t.mul_(...)). Build each result as a new tensor (x * y, not x.mul_(y)); a Function meant to "
+        "work in place is applied to a copy (x.clone())."
     )
 
 

@@ -387,10 +387,11 @@ def compare_result(name, names, expected, measurement, where) -> None:
     for label, flag, now, history in zip(names, before, after, measurement["histories_after"], strict=True):
         if now and not flag and history:
             raise FailedCheckError(
-                f"{name} gave the caller's {label} a history (a grad_fn): a Function's forward changed "
-                f"{label} in place, and its setup_context marked it with ctx.mark_dirty. A Function that "
-                f"is not meant to change its input builds its result as a new tensor (x * y, not "
-                f"x.mul_(y)); one meant to work in place is applied to a copy ({label}.clone())."
+                f"{name} gave the caller's {label} a history (a grad_fn): {label} was changed in place "
+                "by a computation that requires grad, as by a Function's forward that changes its input and "
+                "marks it with ctx.mark_dirty, or by a jvp that changes its tangent x_t, the caller's "
+                "tensor, in place (x_t.mul_(...)). Build each result as a new tensor (x * y, not "
+                f"x.mul_(y)); a Function meant to work in place is applied to a copy ({label}.clone())."
             )
         if flag is not now:
             raise FailedCheckError(
@@ -534,7 +535,8 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if want is not None and got is None:
             raise FailedCheckError(
                 f"{name} left {label}.grad empty (None). Likely cause: torch.autograd.grad returns "
-                "gradients without storing them; .backward() is what stores them in .grad."
+                "gradients without storing them, and .backward() is what stores them in .grad; or .grad was "
+                "cleared (zero_grad(), .grad = None) after the backward calls."
             )
         problem = want is not None and mismatch(want, got, [], [])
         if problem:

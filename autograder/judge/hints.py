@@ -148,11 +148,17 @@ def missing_factor(
 
 def approximately(expected: torch.Tensor, got: torch.Tensor) -> str | None:
     """A hint when every element is within 0.1% of the right one but not all are equal to it, as the
-    check compares them: what an approximation of an exact value gives."""
+    check compares them: what an approximation of an exact value gives, or a result rebuilt in float32."""
     if got.shape != expected.shape or not got.dtype.is_floating_point:
         return None
     if not torch.allclose(got.detach().double(), expected.detach().double(), rtol=1e-3, atol=1e-6):
         return None
+    if got.dtype != expected.dtype:
+        return (
+            f"Likely cause: the result is {got.dtype}, not {expected.dtype}: rebuilt from plain numbers "
+            "(torch.tensor(...) of .item() or Python floats, which makes float32 and cuts the graph), or "
+            f"computed in {got.dtype}. Keep the computation on the inputs' tensors."
+        )
     return (
         "Likely cause: every value is within 0.1% of the right one, but not equal to it: an approximation "
         "(a finite difference, float32 arithmetic somewhere, or an epsilon added for safety) where the "

@@ -466,7 +466,7 @@ def known_error_hint(error: Exception) -> str:
     return (
         forward_takes_ctx_beside_setup_context(error)
         or _saved_tensors_miscounted(error)
-        or _linearized_at_a_tensor_requiring_grad(error)
+        or _leaf_changed_in_place_elsewhere(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
         or _no_batching_rule(error)
     )
@@ -474,7 +474,8 @@ def known_error_hint(error: Exception) -> str:
 
 def _saved_tensors_miscounted(error: Exception) -> str:
     """Why unpacking ctx.saved_tensors failed, read off the bytecode that raised (the notebook's source is
-    not here): the usual cause is a second ctx.save_for_backward call, which replaces what the first saved."""
+    not here): the usual cause is a second ctx.save_for_backward call, which replaces what the first saved;
+    in jvp, what ctx.save_for_forward saved, which is what jvp's ctx.saved_tensors holds."""
     if not isinstance(error, ValueError) or "values to unpack" not in str(error):
         return ""
     entry = error.__traceback__
@@ -490,6 +491,13 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         loaded = instruction
     if loaded is None or loaded.argval != "saved_tensors":
         return ""
+    if entry.tb_frame.f_code.co_name == "jvp":
+        return (
+            "\nLikely cause: in jvp, ctx.saved_tensors holds what ctx.save_for_forward saved, not what "
+            "ctx.save_for_backward saved, and jvp unpacks another count. Save every tensor jvp needs in one "
+            "ctx.save_for_forward call in setup_context (ctx.save_for_forward(output)), and unpack them in "
+            "that order."
+        )
     return (
         "\nLikely cause: ctx.saved_tensors holds what the last ctx.save_for_backward call saved, and no "
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
@@ -512,11 +520,11 @@ def _no_batching_rule(error: Exception) -> str:
     )
 
 
-def _linearized_at_a_tensor_requiring_grad(error: Exception) -> str:
-    """Why the function torch.func.linearize returned failed inside its own traced graph: on torch 2.13 it
-    does when the point linearize was given requires grad, and autograd's message ("a leaf Variable ...
-    in-place operation") points at code the student did not write. The traceback holds linearize's
-    `jvp_fn`."""
+def _leaf_changed_in_place_elsewhere(error: Exception) -> str:
+    """Why a leaf that requires grad was changed in place, where the change was not backward's: inside the
+    function torch.func.linearize returned (on torch 2.13 its traced graph does this when the point it
+    was given requires grad: code the student did not write), or in a Function's jvp, whose tangent x_t is
+    the caller's tensor. Read off the traceback: linearize's `jvp_fn`, or a frame named `jvp`."""
     if _LEAF_CHANGED_IN_PLACE not in str(error):
         return ""
     entry = error.__traceback__
@@ -527,6 +535,11 @@ def _linearized_at_a_tensor_requiring_grad(error: Exception) -> str:
                 "\nLikely cause: torch.func.linearize was given a point that requires grad. The function "
                 "linearize returns then fails inside its own traced graph, not in your code. Linearize at "
                 "x.detach(): the values are the same."
+            )
+        if code.co_name == "jvp" and not code.co_filename.startswith(_TORCH_DIRECTORY):
+            return (
+                "\nLikely cause: jvp changes its tangent x_t in place (x_t.mul_(...)). x_t is the caller's "
+                "tensor, here a leaf that requires grad: compute the tangent into a new tensor (x_t * ...)."
             )
         entry = entry.tb_next
     return ""
@@ -603,6 +616,7 @@ _GRAD_RETURNS_A_TUPLE = (
 # autograd's error for a leaf that requires grad changed in place, and where torch.func.linearize lives.
 _LEAF_CHANGED_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 _LINEARIZE_FILE = os.path.join("torch", "_functorch", "eager_transforms.py")
+_TORCH_DIRECTORY = os.path.dirname(torch.__file__)
 
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
@@ -662,6 +676,15 @@ _ERROR_HINTS = {
         "with ctx.mark_dirty, its forward changed it: a Function that is not meant to change its input "
         "builds its result as a new tensor (x * y, not x.mul_(y)), and one meant to work in place is "
         "applied to a copy (x.clone()). Otherwise change a copy, not the leaf."
+    ),
+    "Expected both tensor and its forward grad to be floating point or complex": (
+        "\nLikely cause: jvp returns no tensor (None, as when it computes the tangent without `return`): "
+        "it must return the output's tangent, a tensor of the output's shape and dtype."
+    ),
+    "that would mutate a captured Tensor": (
+        "\nLikely cause: a rule of the Function changes in place a tensor it did not create (x_t.mul_(...) "
+        "in jvp, grad_out *= ... in backward); under torch.func that tensor is the caller's. Compute into a "
+        "new tensor (x_t * ...)."
     ),
     _LEAF_CHANGED_IN_PLACE: (
         "\nLikely cause: backward changes a tensor in place (x.pow_(2) on a saved input, grad_out *= ...). "

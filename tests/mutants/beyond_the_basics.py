@@ -363,6 +363,16 @@ MUTANTS = [
         # The helper's finding reads as its own words, not as an error the answer raised.
         says="ScaledSquare: backward computed grad_x (grad_out * 2 * w * x), then returned None for x",
     ),
+    # Half of grad_x, shared as grad_out * w * x, computed whether x needs a gradient or not.
+    _scaled_square(
+        "computes_half_of_grad_x_then_drops_it",
+        {_NEEDS_INPUT_GRAD},
+        (
+            _GRAD_X,
+            "shared = grad_out * w * x\n        grad_x = 2 * shared if ctx.needs_input_grad[0] else None",
+        ),
+        says="backward computed 0.5 times grad_x (grad_out * 2 * w * x), then returned None for x",
+    ),
     _scaled_square(
         "computes_grad_w_then_drops_it",
         {_NEEDS_INPUT_GRAD},

@@ -70,6 +70,53 @@ MUTANTS = [
         says="ctx.save_for_forward(output)",
     ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
+    # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
+    _tanh(
+        "jvp_detaches_the_tangent",
+        {_REVERSE_OVER_FORWARD},
+        (_JVP, "return x_t.detach() * (1 - result**2)"),
+    ),
+    _tanh(
+        "jvp_squares_one_minus_the_output",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - result) ** 2"),
+        says="jvp squares 1 - result",
+    ),
+    _tanh(
+        "jvp_copies_exps_rule",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * result"),
+        says="jvp multiplies by the output itself, exp's rule",
+    ),
+    _tanh(
+        "jvp_forgets_return",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "x_t * (1 - result**2)"),
+        says="jvp returns no tensor (None, as when it computes the tangent without `return`)",
+    ),
+    # The tangent is right, but the saved output, which the caller holds, is squared in place.
+    _tanh(
+        "jvp_squares_the_output_in_place",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - result.square_())"),
+        says="jvp changes the saved output in place",
+    ),
+    _tanh(
+        "jvp_changes_its_tangent_in_place",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t.mul_(1 - result**2)"),
+        says=(
+            "jvp changes its tangent x_t in place (x_t.mul_(...)). x_t is the caller's tensor",
+            "that tensor is the caller's",
+        ),
+    ),
+    # Saved for forward twice over: jvp's ctx.saved_tensors holds two tensors, and jvp unpacks one.
+    _tanh(
+        "saves_two_tensors_for_forward",
+        _EVERY_FORWARD_MODE,
+        (_SAVE_FOR_FORWARD, "        ctx.save_for_forward(inputs[0], output)\n"),
+        says="in jvp, ctx.saved_tensors holds what ctx.save_for_forward saved",
+    ),
     # jacfwd, torch.func.hessian and jacrev over jacfwd all run jvp under vmap.
     _tanh(
         "no_vmap_rule",
@@ -116,9 +163,11 @@ INSTRUCTIONS = {
     "`setup_context(ctx, inputs, output)`: save the *output* for backward and for forward": (
         "forgets_save_for_forward"
     ),
-    "`backward(ctx, grad_out)`: return `grad_out * (1 - result**2)`": "backward_ignores_grad_out",
-    "with `result` the saved output": "saves_the_input_with_the_output_formula",
-    "`jvp(ctx, x_t)`: return the tangent `x_t * (1 - result**2)`": "jvp_ignores_the_tangent",
+    "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
+    "written with `result`, the saved": "saves_the_input_with_the_output_formula",
+    "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (
+        "jvp_ignores_the_tangent"
+    ),
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",

@@ -36,6 +36,24 @@ MUTANTS = [
     _hidden("hidden_forgets_create_graph", (", create_graph=True", ""), says="does not require grad"),
     _hidden("hidden_detaches_result", ("return f", "return f.detach()")),
     _hidden("hidden_returns_item", ("return f", "return f.item()"), says="instead of a tensor"),
+    _hidden(
+        "hidden_differentiates_with_respect_to_w1",
+        (
+            "(f,) = torch.autograd.grad(y, hidden, create_graph=True)",
+            "(f,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True)",
+        ),
+        says="the gradient is taken with respect to w1, not the hidden value l",
+    ),
+    _hidden(
+        "hidden_forgets_the_square",
+        answer=(
+            "def hidden_gradient(net, x):\n"
+            "    hidden, _ = net(x)\n"
+            "    (f,) = torch.autograd.grad(net.linear2(hidden), hidden, create_graph=True)\n"
+            "    return f\n"
+        ),
+        says="the square is left out",
+    ),
     _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
     # derivatives_at: autograd.grad twice, the first recorded.
     _derivatives(
@@ -47,6 +65,16 @@ MUTANTS = [
         "derivatives_forget_create_graph",
         (", create_graph=True", ""),
         says="a gradient computed without create_graph=True",
+    ),
+    _derivatives(
+        "derivatives_in_the_wrong_order",
+        ("return first, second", "return second, first"),
+        says="the pair is in the wrong order",
+    ),
+    _derivatives(
+        "derivatives_differentiate_y_twice",
+        ("(second,) = torch.autograd.grad(first, w1)", "(second,) = torch.autograd.grad(y, w1)"),
+        says="the second call differentiates y again, not the first derivative",
     ),
     _derivatives(
         "derivatives_return_items",
@@ -64,6 +92,29 @@ MUTANTS = [
     # accumulate_both: one shared graph kept for the second backward, and .grad left to add up.
     _accumulate(
         "accumulate_forgets_retain_graph", (_F_BACKWARD, "f.backward()"), says="pass retain_graph=True"
+    ),
+    # .grad replaced, or cleared first: right from empty .grad, wrong from the second test's .grad of 1.
+    _accumulate(
+        "accumulate_replaces_the_grad",
+        answer=(
+            "def accumulate_both(net, x):\n"
+            "    hidden, y = net(x)\n"
+            "    (f,) = torch.autograd.grad(y, hidden, create_graph=True)\n"
+            "    parameters = list(net.parameters())\n"
+            "    gradients = torch.autograd.grad((y + f).sum(), parameters)\n"
+            "    for parameter, gradient in zip(parameters, gradients):\n"
+            "        parameter.grad = gradient\n"
+        ),
+        says="check which results you call .backward() on, and that nothing is zeroed in between",
+    ),
+    _accumulate(
+        "accumulate_zeroes_first",
+        ("    hidden, y = net(x)\n", "    net.zero_grad()\n    hidden, y = net(x)\n"),
+    ),
+    _accumulate(
+        "accumulate_zeroes_afterwards",
+        (_BOTH_BACKWARDS, _BOTH_BACKWARDS + "\n    net.zero_grad()"),
+        says="or .grad was cleared (zero_grad(), .grad = None) after the backward calls",
     ),
     _accumulate("accumulate_forgets_create_graph", (", create_graph=True", "")),
     _accumulate(
@@ -115,6 +166,7 @@ INSTRUCTIONS = {
     "return `f = dy/dl` as a tensor": "hidden_returns_item",
     "autograd can differentiate again": "hidden_forgets_create_graph",
     "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
+    "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/dw1, d²y/dw1²)`": "derivatives_forget_create_graph",
     "both tensors": "derivatives_return_items",
     "Leave every `.grad` None": "derivatives_backward_instead_of_grad",

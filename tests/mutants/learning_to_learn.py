@@ -86,6 +86,25 @@ MUTANTS = [
         (_STEP, "param + lr * grad"),
     ),
     _inner(
+        "inner_step_sums_the_support_loss",
+        _ALL,
+        (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y) ** 2).sum()"),
+        says="the support loss adds the squared errors up (.sum())",
+    ),
+    # The gradient at the network's own parameters, applied to params: right from the network's own only.
+    _inner(
+        "inner_step_differentiates_the_networks_own_parameters",
+        {_VALUE},
+        answer=(
+            "def inner_step(net, params, x, y, lr):\n"
+            "    own = dict(net.named_parameters())\n"
+            "    loss = ((functional_call(net, own, (x,)) - y) ** 2).mean()\n"
+            "    grads = torch.autograd.grad(loss, list(own.values()), create_graph=True)\n"
+            "    return {name: params[name] - lr * grad for name, grad in zip(own, grads)}\n"
+        ),
+        says="the gradient is taken at the network's own parameters, not at params",
+    ),
+    _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
     ),
     _meta(
@@ -102,6 +121,28 @@ MUTANTS = [
         "meta_loss_sums_over_the_tasks",
         ("torch.stack(losses).mean()", "torch.stack(losses).sum()"),
         says="are added up",
+    ),
+    _meta(
+        "meta_loss_sums_each_query_loss",
+        (
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())",
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).sum())",
+        ),
+        says="each task's query loss adds the squared errors up (.sum())",
+    ),
+    _meta(
+        "meta_loss_of_the_last_task",
+        ("torch.stack(losses).mean()", "losses[-1]"),
+        says="only the last task's loss is returned",
+    ),
+    # .item() cuts the graph, and torch.tensor of a float is float32: the value is near, the type is not.
+    _meta(
+        "meta_loss_rebuilt_from_items",
+        (
+            "return torch.stack(losses).mean()",
+            "return torch.tensor(sum(loss.item() for loss in losses) / len(losses), requires_grad=True)",
+        ),
+        says="rebuilt from plain numbers (torch.tensor(...) of .item() or Python floats",
     ),
     _meta(
         "meta_loss_chains_the_tasks",
