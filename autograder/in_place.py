@@ -154,6 +154,30 @@ def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor)
     return y
 
 
+def unmoved_by_a_changed_output(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """1.0 if function's backward, after the caller changes the output in place, refuses to run (the version
+    check of an output saved with ctx.save_for_backward) or gives the gradient it gave before (it reads
+    other saved tensors, such as the input); otherwise the answer is refused: backward read the changed
+    values, from where the version check cannot see them."""
+    (before,) = torch.autograd.grad(function.apply(x * 1).sum(), x)
+    out = function.apply(x * 1)
+    out.add_(1)  # the caller changes the output in place between forward and backward
+    try:
+        (after,) = torch.autograd.grad(out.sum(), x)
+    except RuntimeError as error:
+        if "modified by an inplace operation" not in str(error):
+            raise
+        return torch.tensor(1.0, dtype=torch.float64)
+    if torch.allclose(after, before):
+        return torch.tensor(1.0, dtype=torch.float64)
+    raise AnswerRefusedError(
+        "after the caller changed the output in place, backward still ran, on the changed values: it read "
+        "the output from where autograd's version check cannot see it, as an attribute of ctx "
+        "(ctx.result = output) or as output.data. Save the output with ctx.save_for_backward, whose version "
+        "check makes backward refuse"
+    )
+
+
 def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """1.0 if backward refuses to run after the caller changes function's output in place, as autograd's
     version check makes it do for a tensor saved with ctx.save_for_backward; otherwise what it read."""

@@ -69,6 +69,14 @@ MUTANTS = [
         (_SAVE_FOR_FORWARD, ""),
         says="ctx.save_for_forward(output)",
     ),
+    # Every derivative is right: only a change in place of the output goes unnoticed by backward.
+    _tanh(
+        "saves_the_output_on_ctx",
+        {_FIRST},
+        (_SAVE, "ctx.result = output"),
+        (_LOAD, "result = ctx.result"),
+        says="it read the output from where autograd's version check cannot see it",
+    ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
     _tanh(
@@ -163,6 +171,7 @@ INSTRUCTIONS = {
     "`setup_context(ctx, inputs, output)`: save the *output* for backward and for forward": (
         "forgets_save_for_forward"
     ),
+    "after which backward must refuse to run": "saves_the_output_on_ctx",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
     "written with `result`, the saved": "saves_the_input_with_the_output_formula",
     "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (

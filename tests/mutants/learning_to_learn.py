@@ -104,6 +104,25 @@ MUTANTS = [
         ),
         says="the gradient is taken at the network's own parameters, not at params",
     ),
+    # Right in every value, but the caller's dict now holds the adapted parameters: meta_loss's next task
+    # would start from them.
+    _inner(
+        "inner_step_overwrites_the_params_dict",
+        {_VALUE},
+        (
+            _RETURN,
+            "    for (name, param), grad in zip(list(params.items()), grads, strict=True):\n"
+            "        params[name] = param - lr * grad\n    return params",
+        ),
+        says="inner_step changed the dict params it was given",
+    ),
+    # Right wherever params are the network's own, as in the meta-gradient and meta_loss.
+    _inner(
+        "inner_step_differentiates_net_parameters",
+        {_VALUE},
+        (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
+        says="differentiate with respect to params.values(), not net.parameters()",
+    ),
     _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
     ),
