@@ -631,9 +631,14 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
         if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):
+            # A result with a graph that misses the argument may come from other tensors altogether.
+            elsewhere = "; or ".join(causes) or (
+                "it was computed from tensors other than the arguments (a network or a tensor made inside "
+                "the function) or from tensors autograd did not record"
+            )
             raise FailedCheckError(
                 f"No gradient flows from the result of {name} back to {label}, but it should. Likely "
-                f"cause: {cause}.{advice}"
+                f"cause: {elsewhere}.{advice}"
             )
         problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
         if problem:

@@ -11,6 +11,7 @@ import inspect
 import os
 import re
 import types
+import warnings
 from collections.abc import Iterator
 
 import torch
@@ -166,12 +167,15 @@ def holds_a_gradient_cycle(tensors: list[torch.Tensor]) -> bool:
     """Whether one of `tensors` holds in .grad a gradient with a graph, which leads back to that tensor:
     .backward(create_graph=True) made it, and the cycle runs through C++ objects that Python's garbage
     collector cannot see, so none of it is ever freed (PyTorch issue #4661)."""
-    for tensor in tensors:
-        try:  # only a leaf has a .grad; a tensor a torch.func transform wrapped may be dead by now
-            if tensor.is_leaf and tensor.grad is not None and tensor.grad.grad_fn is not None:
-                return True
-        except RuntimeError:
-            continue
+    with warnings.catch_warnings():
+        # A non-leaf's .grad warns when read; backward(inputs=[...]) fills it all the same.
+        warnings.simplefilter("ignore", UserWarning)
+        for tensor in tensors:
+            try:  # a tensor a torch.func transform wrapped may be dead by now
+                if tensor.grad is not None and tensor.grad.grad_fn is not None:
+                    return True
+            except RuntimeError:
+                continue
     return False
 
 

@@ -54,6 +54,23 @@ MUTANTS = [
         ),
         says="the square is left out",
     ),
+    # Right in value, but hidden.grad holds a gradient whose graph leads back to hidden: a cycle never freed.
+    _hidden(
+        "hidden_backward_into_hidden_grad",
+        (_GRAD_OF_HIDDEN, "y.backward(inputs=[hidden], create_graph=True)\n    f = hidden.grad"),
+        says="leaks memory",
+    ),
+    # The lesson's numbers from a network of its own: right on the visible test, cut from the arguments.
+    _hidden(
+        "hidden_builds_its_own_network",
+        answer=(
+            "def hidden_gradient(net, x):\n"
+            "    hidden, y = TinyNet().double()(make_input().double())\n"
+            "    (f,) = torch.autograd.grad(y, hidden, create_graph=True)\n"
+            "    return f\n"
+        ),
+        says="computed from tensors other than the arguments (a network or a tensor made inside",
+    ),
     _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
     # derivatives_at: autograd.grad twice, the first recorded.
     _derivatives(
