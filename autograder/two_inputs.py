@@ -178,9 +178,10 @@ def gradients_returned(
                 continue
             for t in computed.tensors:
                 factor = _multiple_of(t, value) if t.dtype == value.dtype else None
-                if factor is None or (not multiples and not math.isclose(factor, 1.0, rel_tol=1e-6)):
+                exact = factor is not None and math.isclose(factor, 1.0, rel_tol=1e-6)
+                if factor is None or (not multiples and not exact):
                     continue
-                times = "" if math.isclose(factor, 1.0, rel_tol=1e-6) else f"{factor:g} times "
+                times = "" if exact else f"{factor:g} times "
                 raise AnswerRefusedError(
                     f"backward computed {times}{what}, then returned None for {'xw'[index]}, as "
                     f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a "

@@ -10,6 +10,7 @@ import dis
 import inspect
 import os
 import re
+import sys
 import types
 import warnings
 from collections.abc import Iterator
@@ -540,7 +541,7 @@ def _leaf_changed_in_place_elsewhere(error: Exception) -> str:
                 "linearize returns then fails inside its own traced graph, not in your code. Linearize at "
                 "x.detach(): the values are the same."
             )
-        if code.co_name == "jvp" and not code.co_filename.startswith(_TORCH_DIRECTORY):
+        if code.co_name == "jvp" and not is_library_code(code):
             return (
                 "\nLikely cause: jvp changes its tangent x_t in place (x_t.mul_(...)). x_t is the caller's "
                 "tensor, here a leaf that requires grad: compute the tangent into a new tensor (x_t * ...)."
@@ -620,7 +621,15 @@ _GRAD_RETURNS_A_TUPLE = (
 # autograd's error for a leaf that requires grad changed in place, and where torch.func.linearize lives.
 _LEAF_CHANGED_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 _LINEARIZE_FILE = os.path.join("torch", "_functorch", "eager_transforms.py")
-_TORCH_DIRECTORY = os.path.dirname(torch.__file__)
+
+# Where the interpreter's own modules and the installed packages (torch) live: not the notebook's code.
+_LIBRARIES = tuple({sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix})
+
+
+def is_library_code(code: types.CodeType) -> bool:
+    """Whether `code` belongs to the interpreter or an installed package (torch), not to the notebook."""
+    return code.co_filename.startswith(_LIBRARIES)
+
 
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"

@@ -170,10 +170,6 @@ def _called(name: str, function: Callable, args: tuple, where: str):
         return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
 
 
-# Where the interpreter's own modules and the installed packages (torch) live: not the notebook's code.
-_LIBRARIES = tuple({sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix})
-
-
 def _stub_that_raised(error: Exception) -> str | None:
     """The notebook's function that raised a NotImplementedError itself, by the name the student wrote
     (`inner_step`, `Square.forward`): the release's stub, and not the test's function that called it; None
@@ -184,7 +180,7 @@ def _stub_that_raised(error: Exception) -> str | None:
     if not isinstance(error, NotImplementedError) or entry is None:
         return None
     code = entry.tb_frame.f_code
-    return None if code.co_filename.startswith(_LIBRARIES) else code.co_qualname
+    return None if diagnose.is_library_code(code) else code.co_qualname
 
 
 def _as_outputs(value) -> tuple:
