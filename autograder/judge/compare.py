@@ -432,8 +432,10 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
             ):
                 raise FailedCheckError(f"{failure}\n{hint}") from None
             raise
+        # A known mistake's cause replaces the generic hint the comparison may have added.
+        headline = str(failure).split("\n", 1)[0]
         listed = "\n".join(_one_of(causes))
-        raise FailedCheckError(f"{failure}\nLikely cause: {listed}") from None
+        raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
 
 
 def _returns(name: str, result, got, arguments: dict) -> bool:
@@ -483,6 +485,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
             hint = (
                 hints.divides_by_zero(want["tensor"], _node(got), arguments)
                 or hints.wrong_only_where_zero(want["tensor"], _node(got), arguments)
+                or hints.wrong_sign(want["tensor"], _node(got), "value", "the expression that computes it")
                 or ""
             )
     elif "tensor" in got or "number" in got:
@@ -540,11 +543,30 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             )
         problem = want is not None and mismatch(want, got, [], [])
         if problem:
-            raise FailedCheckError(
-                f"{label}.grad after {name} is wrong: {problem}. Likely cause: .grad adds up over "
-                "backward calls; check which results you call .backward() on, and that nothing is "
-                "zeroed in between or counted twice."
-            )
+            causes = _mistakes_leaving(expected, measurement["leaf_grads"]) or [
+                ".grad adds up over backward calls; check which results you call .backward() on, and that "
+                "nothing is zeroed in between or counted twice."
+            ]
+            listed = "\n".join(_one_of(causes))
+            raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _mistakes_leaving(expected: dict, leaf_grads: list) -> list[str]:
+    """The causes of the known mistakes that leave in every .grad what the answer left."""
+
+    def same(want, got) -> bool:
+        want, got = _node(want), _node(got)
+        if want is None or got is None:
+            return want is None and got is None
+        return not mismatch(want, got, [], [])
+
+    return [
+        arrays.text(mistake["cause"])
+        for mistake in expected.get("mistakes", [])
+        if "leaf_grads" in mistake
+        and any(_node(grad) is not None for grad in mistake["leaf_grads"])
+        and all(same(w, g) for w, g in zip(mistake["leaf_grads"], leaf_grads, strict=True))
+    ]
 
 
 def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:

@@ -88,14 +88,23 @@ def inputs_swapped(
     )
 
 
-def wrong_sign(expected: torch.Tensor, got: torch.Tensor) -> str | None:
-    """A hint when a derivative is the right one negated: a sign flipped in its formula."""
-    if got.shape != expected.shape or bool((expected.detach().abs() < 1e-6).all()):
+def wrong_sign(
+    expected: torch.Tensor,
+    got: torch.Tensor,
+    what: str = "derivative",
+    where: str = "its formula in backward",
+) -> str | None:
+    """A hint when a derivative (or `what`) is the right one negated: a sign flipped in its formula."""
+    if (
+        got.shape != expected.shape
+        or got.dtype != expected.dtype
+        or bool((expected.detach().abs() < 1e-6).all())
+    ):
         return None
     if torch.allclose(got.detach(), -expected.detach(), rtol=1e-6, atol=1e-9):
         return (
-            "Likely cause: this derivative has the wrong sign: negated, it would be right. Check the sign "
-            "of its formula in backward."
+            f"Likely cause: this {what} has the wrong sign: negated, it would be right. Check the sign "
+            f"of {where}."
         )
     return None
 

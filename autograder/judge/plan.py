@@ -6,6 +6,7 @@ and derivatives on them, which stay with the judge. Inputs are drawn here, from 
 the student's process holds no seed and cannot know the next check's inputs.
 """
 
+import contextlib
 import inspect
 from collections.abc import Callable
 
@@ -108,20 +109,23 @@ def _flow(result, leaves: list[torch.Tensor], flow: list[int], cotangents: list[
 def _mistaken(
     mistakes: dict[str, Callable], builder: Callable, names: list[str], seed: int, flow: dict
 ) -> list[dict]:
-    """What each known mistake returns, on its own copy of the arguments, and the gradients flowing back
-    from it as `flow` ("flow", "cotangents") asks: its cause names a wrong result equal to it, or a wrong
-    gradient equal to its own where it returns the right result."""
+    """What each known mistake returns and leaves in .grad, on its own copy of the arguments, and the
+    gradients flowing back from it as `flow` ("flow", "cotangents") asks: its cause names a wrong result
+    or .grad equal to its own, or a wrong gradient equal to its own where it returns the right result."""
     made = []
     for cause, wrong in mistakes.items():
         args = _built(builder, seed)
         result = wrong(*args)
-        mistake = {"cause": cause, "result": arrays.tree(result)}
+        leaves = [leaf for _, leaf in samples.leaves(args, names)]
+        mistake = {
+            "cause": cause,
+            "result": arrays.tree(result),
+            "leaf_grads": [arrays.tree(leaf.grad) for leaf in leaves],
+        }
         if flow["flow"]:
-            try:
-                leaves = [leaf for _, leaf in samples.leaves(args, names)]
+            # A mistake that cannot be differentiated names only values.
+            with contextlib.suppress(Exception):
                 mistake["flow"] = _flow(result, leaves, flow["flow"], flow["cotangents"])
-            except Exception:  # noqa: BLE001 - a mistake that cannot be differentiated names only values
-                pass
         made.append(mistake)
     return made
 

@@ -54,6 +54,11 @@ def derivatives_at(net, x):
     _accumulate("accumulate_y_first", (_BOTH_BACKWARDS, "y.backward(retain_graph=True)\n    f.backward()")),
     _accumulate("accumulate_in_one_backward", (_BOTH_BACKWARDS, "torch.autograd.backward([f, y])")),
     _accumulate("accumulate_the_sum", (_BOTH_BACKWARDS, "(y + f).sum().backward()")),
+    # hidden.grad holds a graph until f.backward() adds to it: no cycle is left at the end.
+    _accumulate(
+        "accumulate_f_through_backward_into_hidden",
+        (_GRAD_OF_HIDDEN, "y.backward(create_graph=True, inputs=[hidden])\n    f = hidden.grad"),
+    ),
     _accumulate(
         "accumulate_in_place_by_hand",
         (

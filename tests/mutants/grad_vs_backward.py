@@ -98,6 +98,19 @@ MUTANTS = [
         ("return first, second", "return first.item(), second.item()"),
         says="instead of a tensor",
     ),
+    _derivatives(
+        "derivatives_squeeze_the_results",
+        ("return first, second", "return first.squeeze(), second.squeeze()"),
+        says="got shape () instead of (1, 1)",
+    ),
+    _derivatives(
+        "derivatives_second_with_respect_to_w2",
+        (
+            "(second,) = torch.autograd.grad(first, w1)",
+            "(second,) = torch.autograd.grad(first, net.linear2.weight)",
+        ),
+        says="differentiates dy/dw1 with respect to w2, not w1",
+    ),
     # The visible test uses the lesson's network; the hidden ones draw random weights.
     _derivatives(
         "derivatives_hard_code_the_lesson_numbers",
@@ -122,7 +135,7 @@ MUTANTS = [
             "    for parameter, gradient in zip(parameters, gradients):\n"
             "        parameter.grad = gradient\n"
         ),
-        says="check which results you call .backward() on, and that nothing is zeroed in between",
+        says="the .grad already there was replaced or cleared",
     ),
     _accumulate(
         "accumulate_zeroes_first",
@@ -133,14 +146,50 @@ MUTANTS = [
         (_BOTH_BACKWARDS, _BOTH_BACKWARDS + "\n    net.zero_grad()"),
         says="or .grad was cleared (zero_grad(), .grad = None) after the backward calls",
     ),
-    _accumulate("accumulate_forgets_create_graph", (", create_graph=True", "")),
+    _accumulate(
+        "accumulate_forgets_create_graph", (", create_graph=True", ""), says="pass create_graph=True"
+    ),
+    # f without a graph, added to y: its backward adds nothing, and only y's gradient is left.
+    _accumulate(
+        "accumulate_sums_a_constant_f",
+        (", create_graph=True", ", retain_graph=True"),
+        (_BOTH_BACKWARDS, "(y + f).backward()"),
+        says="only y's gradient was added",
+    ),
+    _accumulate(
+        "accumulate_subtracts_f",
+        (_BOTH_BACKWARDS, "(y - f).backward()"),
+        says="f's gradient is subtracted",
+    ),
+    _accumulate(
+        "accumulate_f_with_respect_to_w1",
+        (
+            "torch.autograd.grad(y, hidden, create_graph=True)",
+            "torch.autograd.grad(y, net.linear1.weight, create_graph=True)",
+        ),
+        says="f is the gradient with respect to w1",
+    ),
+    # Right in every .grad, but each weight's .grad holds a gradient whose graph leads back to the weight.
+    _accumulate(
+        "accumulate_f_through_backward",
+        answer=(
+            "def accumulate_both(net, x):\n"
+            "    hidden, y = net(x)\n"
+            "    hidden.retain_grad()\n"
+            "    y.backward(create_graph=True)\n"
+            "    hidden.grad.backward()\n"
+        ),
+        says="leaks memory",
+    ),
     _accumulate(
         "accumulate_zeroes_between",
         (_F_BACKWARD, f"{_F_BACKWARD}\n    net.zero_grad()"),
         says="nothing is zeroed in between",
     ),
     _accumulate(
-        "accumulate_backward_on_y_twice", (_F_BACKWARD, f"y.backward(retain_graph=True)\n    {_F_BACKWARD}")
+        "accumulate_backward_on_y_twice",
+        (_F_BACKWARD, f"y.backward(retain_graph=True)\n    {_F_BACKWARD}"),
+        says="y's gradient was added twice",
     ),
     _accumulate(
         "accumulate_adds_by_hand",
@@ -186,6 +235,9 @@ INSTRUCTIONS = {
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/dw1, d²y/dw1²)`": "derivatives_forget_create_graph",
     "both tensors": "derivatives_return_items",
+    "shaped like `w1`, (1, 1)": "derivatives_squeeze_the_results",
+    "The tests refuse them": "hidden_backward_into_hidden_grad",
+    "Prefer `torch.autograd.grad` for `f`": "accumulate_f_through_backward",
     "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
     "add to every parameter's `.grad` the gradient of `y` and the gradient of `f = dy/dl`": (
         "accumulate_with_autograd_grad"
