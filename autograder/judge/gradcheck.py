@@ -117,5 +117,8 @@ def _nothing_from_undefined(run: _Check, fed: dict, case: int) -> None:
             f"{run.checker} feeds None for every output (its check_undefined_grad), as autograd does for "
             "a gradient it did not compute, once ctx.set_materialize_grads(False)."
         )
-    which = f"every {run.fed}" if case == 0 else f"the {run.fed} for {run.outputs[case - 1]}"
-    _nothing_from_zero(run, fed, f"with {which} None (undefined) and any other zero")
+    if case == 0:
+        when = f"with every {run.fed} None (undefined)"
+    else:
+        when = f"with the {run.fed} for {run.outputs[case - 1]} None (undefined) and every other zero"
+    _nothing_from_zero(run, fed, when)

@@ -371,10 +371,22 @@ def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[
             marked, variables, [torch.zeros_like(o) for o in marked], allow_unused=True
         )
     except Exception as error:  # noqa: BLE001 - backward's own error is the finding
+        failed = _failed(error)
+        if isinstance(error, TypeError | AttributeError) and "NoneType" in str(error) and not failed["hint"]:
+            failed["hint"] = _text(_COMPUTED_WITH_NONE)
         if outputs and all(undefined(index) for index in range(len(outputs))):
-            return _failed(error) | {"returned": diagnose.returned_for_missing_gradients(outputs)}
-        return _failed(error)
+            return failed | {"returned": diagnose.returned_for_missing_gradients(outputs)}
+        return failed
     return {"grads": [arrays.tree(g) for g in grads]}
+
+
+# Default autograd turns an undefined incoming gradient into zeros before backward sees it: only a
+# Function that does not materialize its gradients can meet None there.
+_COMPUTED_WITH_NONE = (
+    "\nLikely cause: backward computes with an incoming gradient that is None: after "
+    "ctx.set_materialize_grads(False), autograd passes None, not zeros, for the gradient of an output nobody "
+    "used. Check for None first, and return None for what depends on it alone."
+)
 
 
 def _with_undefined_gradients(checked: Callable, arguments: list[torch.Tensor]) -> list[dict]:

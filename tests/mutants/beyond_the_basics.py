@@ -490,6 +490,13 @@ MUTANTS = [
         answer="from solutions.beyond_the_basics import ScaledSquare  # noqa",
     ),
     # Fine for torch.autograd, refused by torch.func, in the student's kernel as by the class grader.
+    # Gradcheck feeds None to a Function that does not materialize them, as autograd does.
+    _tanh_in_place(
+        "unmaterialized_without_a_none_check",
+        {_IN_PLACE_DERIVATIVES},
+        (_MARK_DIRTY, f"{_MARK_DIRTY}        ctx.set_materialize_grads(False)\n"),
+        says="after ctx.set_materialize_grads(False), autograd passes None",
+    ),
     _tanh_in_place(
         "old_style_tanhinplace",
         {_IN_PLACE_TORCH_FUNC},
