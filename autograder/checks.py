@@ -191,9 +191,10 @@ def check_result(
     `.grad` they leave on every tensor that requires grad and every module parameter among the
     arguments, and the gradients flowing back from the result to those. `randomized=True` seeds the
     generator afresh in the checker process, so hidden tests catch hard-coded answers.
-    `mistakes` maps the cause of a mistake students make to a function returning what that mistake
-    returns: a wrong result equal to one of them is reported with its cause, and so are wrong gradients
-    equal to those flowing back from one that returns the right result.
+    `mistakes` maps the cause of a mistake students make to a function doing what that mistake does: a
+    wrong result, or a wrong .grad on every argument, equal to what one of them returns or leaves is
+    reported with its cause, and so are wrong gradients equal to those flowing back from one that returns
+    the right result.
     Raises AssertionError saying what is wrong and the likely mistake.
     """
     _reference_names(reference)
