@@ -622,8 +622,8 @@ def _differentiated_otherwise(causes: list[str], functions: list[str]) -> str:
     if functions:
         return (
             f"the backward of {' or '.join(functions)}, which the result runs through, returns a wrong "
-            "derivative: check its formula, and that no rule of the Function changes a saved tensor in "
-            "place (result.square_())"
+            "derivative: check its formula, and that no rule of the Function, backward or jvp, changes a "
+            "saved tensor in place (result.square_())"
         )
     return (
         "autograd differentiates it otherwise than its value says: part of it was computed from tensors "

@@ -472,6 +472,7 @@ def known_error_hint(error: Exception) -> str:
         forward_takes_ctx_beside_setup_context(error)
         or _saved_tensors_miscounted(error)
         or _leaf_changed_in_place_elsewhere(error)
+        or _changed_in_place_under_vmap(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
         or _no_batching_rule(error)
     )
@@ -479,8 +480,8 @@ def known_error_hint(error: Exception) -> str:
 
 def _saved_tensors_miscounted(error: Exception) -> str:
     """Why unpacking ctx.saved_tensors failed, read off the bytecode that raised (the notebook's source is
-    not here): the usual cause is a second ctx.save_for_backward call, which replaces what the first saved;
-    in jvp, what ctx.save_for_forward saved, which is what jvp's ctx.saved_tensors holds."""
+    not here): the usual cause is a second ctx.save_for_backward call, which replaces what the first saved,
+    or none at all; in jvp, what ctx.save_for_forward saved, which is what jvp's ctx.saved_tensors holds."""
     if not isinstance(error, ValueError) or "values to unpack" not in str(error):
         return ""
     entry = error.__traceback__
@@ -496,6 +497,10 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         loaded = instruction
     if loaded is None or loaded.argval != "saved_tensors":
         return ""
+    if entry.tb_frame.f_code.co_name == "backward" and (
+        nothing := _saved_nothing_for_backward(entry.tb_frame)
+    ):
+        return nothing
     if entry.tb_frame.f_code.co_name == "jvp":
         return (
             "\nLikely cause: in jvp, ctx.saved_tensors holds what ctx.save_for_forward saved, not what "
@@ -507,6 +512,68 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         "\nLikely cause: ctx.saved_tensors holds what the last ctx.save_for_backward call saved, and no "
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
         "ctx.save_for_backward(x, w), and unpack them in that order."
+    )
+
+
+def _saved_nothing_for_backward(frame: types.FrameType) -> str:
+    """Why backward found nothing in ctx.saved_tensors, where the Function's code never calls
+    ctx.save_for_backward: a second call did not replace a first one, there is none. When it calls
+    ctx.save_for_forward instead, that is the slip: what it saves feeds jvp alone. '' where the code
+    does call save_for_backward, or the Function cannot be found."""
+    function = _function_running(frame)
+    if function is None:
+        return ""
+    where = where_it_saves(function)
+    names, _ = _names_used(getattr(function, where))
+    if "save_for_backward" in names:
+        return ""
+    if "save_for_forward" in names:
+        return (
+            f"\nLikely cause: {where} calls ctx.save_for_forward only, and what it saves feeds jvp alone: "
+            "backward's ctx.saved_tensors holds what ctx.save_for_backward saved, here nothing. Save what "
+            "backward needs with ctx.save_for_backward too; a tensor may be saved both ways."
+        )
+    return (
+        f"\nLikely cause: {where} never calls ctx.save_for_backward, so backward's ctx.saved_tensors is "
+        "empty. Save every tensor backward needs there, in one call: ctx.save_for_backward(x, w)."
+    )
+
+
+def _function_running(frame: types.FrameType) -> type | None:
+    """The notebook's Function whose rule `frame` runs, found among the frame's globals by its code: under
+    torch.func, ctx belongs to a class torch generated, not to the student's."""
+    code = frame.f_code
+    for value in list(frame.f_globals.values()):
+        if isinstance(value, type) and issubclass(value, torch.autograd.Function):
+            rule = getattr(value, code.co_name, None)
+            if getattr(rule, "__code__", None) is code:
+                return value
+    return None
+
+
+def _changed_in_place_under_vmap(error: Exception) -> str:
+    """Why vmap refused an in-place step: a rule of the Function changed in place a tensor it created from
+    the saved tensors alone, which has no batch dimension under vmap, while what it was handed (grad_out,
+    x_t) has one. The rule is read off the traceback: the innermost of the notebook's frames named jvp or
+    backward; backward where none is."""
+    if "in extra_args that has more elements than `self`" not in str(error):
+        return ""
+    rule, entry = "backward", error.__traceback__
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        if code.co_name in {"jvp", "backward"} and not is_library_code(code):
+            rule = code.co_name
+        entry = entry.tb_next
+    if rule == "jvp":
+        return (
+            "\nLikely cause: jvp changes in place (slope.mul_(x_t), slope *= x_t) a tensor it created "
+            "without x_t, which has no batch dimension under vmap (jacfwd, torch.func.hessian), while x_t "
+            "has one. Build the tangent as one new tensor: x_t * (the derivative)."
+        )
+    return (
+        "\nLikely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it "
+        "created without grad_out, which has no batch dimension under vmap, while grad_out has one. Build "
+        "each gradient as one new tensor: grad_x = (the product or sum of its terms)."
     )
 
 
@@ -672,11 +739,6 @@ _ERROR_HINTS = {
         "\nLikely cause: backward returns a number (such as 0) where a gradient belongs. Return a tensor, "
         "or None for an input that gets no gradient. With ctx.set_materialize_grads(False), an output "
         "that gets no gradient (as when one output at a time is differentiated) reaches backward as None."
-    ),
-    "in extra_args that has more elements than `self`": (
-        "\nLikely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it "
-        "created without grad_out, which has no batch dimension under vmap, while grad_out has one. Build "
-        "each gradient as one new tensor: grad_x = (the product or sum of its terms)."
     ),
     "returned as-is as output is being saved for backward": (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "

@@ -69,6 +69,14 @@ class Tanh(torch.autograd.Function):
             "(x,) = ctx.saved_tensors\n        return x_t / torch.cosh(x) ** 2",
         ),
     ),
+    # In place on a tensor made from x_t: it has x_t's batch dimension, and the saved output is left alone.
+    _tanh(
+        "tanh_tangent_scaled_in_place",
+        (
+            "return x_t * (1 - result**2)",
+            "tangent = x_t * result\n        tangent.mul_(result)\n        return x_t - tangent",
+        ),
+    ),
     _tanh(
         "tanh_slope_as_a_product",
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result) * (1 + result)"),

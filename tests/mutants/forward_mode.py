@@ -18,6 +18,7 @@ _EVERY_FORWARD_MODE = {_FORWARD_MODE, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWA
 
 _SAVE = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
 _SAVE_FOR_FORWARD = "        ctx.save_for_forward(output)\n"
+_SAVE_FOR_BACKWARD = "        ctx.save_for_backward(output)\n"
 _LOAD = "(result,) = ctx.saved_tensors"
 _BACKWARD = "return grad_out * (1 - result**2)"
 _JVP = "return x_t * (1 - result**2)"
@@ -69,6 +70,13 @@ MUTANTS = [
         (_SAVE_FOR_FORWARD, ""),
         says="ctx.save_for_forward(output)",
     ),
+    # Saved for forward only: backward finds ctx.saved_tensors empty, though jvp has what it needs.
+    _tanh(
+        "saves_for_forward_only",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_BACKWARD, ""),
+        says="setup_context calls ctx.save_for_forward only, and what it saves feeds jvp alone",
+    ),
     # Every derivative is right: only a change in place of the output goes unnoticed by backward.
     _tanh(
         "saves_the_output_on_ctx",
@@ -108,6 +116,44 @@ MUTANTS = [
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result.square_())"),
         says="jvp changes the saved output in place",
+    ),
+    # The whole slope changed into 1 - result**2 in place: the caller's output is no longer tanh(x).
+    _tanh(
+        "jvp_turns_the_output_into_its_slope_in_place",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * result.square_().neg_().add_(1)"),
+        says="jvp changes the saved output in place",
+    ),
+    # Right without vmap; jacfwd batches x_t, and the slope jvp made has no batch dimension to take it.
+    _tanh(
+        "jvp_scales_its_slope_in_place",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "slope = 1 - result**2\n        return slope.mul_(x_t)"),
+        says="jvp changes in place (slope.mul_(x_t), slope *= x_t) a tensor it created without x_t",
+    ),
+    _tanh(
+        "jvp_flips_the_sign",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (result**2 - 1)"),
+        says="jvp's tangent has the wrong sign",
+    ),
+    _tanh(
+        "jvp_takes_cosh_of_the_output",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t / torch.cosh(result) ** 2"),
+        says="jvp takes cosh of the saved output",
+    ),
+    _tanh(
+        "jvp_returns_its_tangent",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t"),
+        says="jvp returns the tangent x_t as it came",
+    ),
+    _tanh(
+        "jvp_multiplies_by_the_tangent_twice",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * x_t * (1 - result**2)"),
+        says="jvp multiplies by the tangent twice",
     ),
     _tanh(
         "jvp_changes_its_tangent_in_place",
@@ -168,15 +214,25 @@ MUTANTS = [
 
 INSTRUCTIONS = {
     "`forward(x)`: return `torch.tanh(x)`": "forward_computes_sin",
-    "`setup_context(ctx, inputs, output)`: save the *output* for backward and for forward": (
+    "`setup_context(ctx, inputs, output)`: save what the rules read for backward and for forward": (
         "forgets_save_for_forward"
+    ),
+    "prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
+        "tanh_from_the_saved_input"
     ),
     "after which backward must refuse to run": "saves_the_output_on_ctx",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
-    "written with `result`, the saved": "saves_the_input_with_the_output_formula",
+    "`1 - result**2` with `result` the saved output": "saves_the_input_with_the_output_formula",
     "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (
         "jvp_ignores_the_tangent"
     ),
+    "Prefer building it as a new tensor (`x_t * ...`) to changing one in place": (
+        "tanh_tangent_scaled_in_place"
+    ),
+    "a tensor `jvp` made without `x_t` (`slope.mul_(x_t)`) has no batch dimension under `vmap`": (
+        "jvp_scales_its_slope_in_place"
+    ),
+    "the saved output is the tensor the caller gets": "jvp_turns_the_output_into_its_slope_in_place",
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
