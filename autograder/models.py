@@ -88,7 +88,8 @@ def few_shot_tasks(gen: torch.Generator) -> tuple:
 
 
 def random_few_shot_tasks(gen: torch.Generator) -> tuple:
-    """random_few_shot_task's network, shots and lr, with 1 to 4 tasks."""
+    """random_few_shot_task's network, shots and lr, with 2 to 4 tasks: with one, a sum, the last task's loss
+    alone or tasks adapted one after another would equal the mean."""
     net, *_, lr = random_few_shot_task(gen)
-    count, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(1, 5), (2, 11)])
+    count, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(2, 5), (2, 11)])
     return net, [_sine_task(gen, shots) for _ in range(count)], lr

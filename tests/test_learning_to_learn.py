@@ -1,14 +1,24 @@
 """Lesson 08_learning_to_learn: the reference inner_step and meta_loss, by closed forms for linear models,
 finite differences and torch.func, in float64."""
 
+import ast
+import functools
+import math
+
+import nbformat
 import pytest
 import torch
+from alternatives import ALTERNATIVES
+from grading_pipeline import solution_answers
 from torch import autograd, nn
 from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
+from autograder.course.layout import SOURCE
 from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
+
+LESSON = "08_learning_to_learn"
 
 
 def generator(seed: int) -> torch.Generator:
@@ -185,3 +195,59 @@ def test_meta_loss_is_measured_on_the_query_points_not_the_support_points() -> N
     adapted = inner_step(net, dict(net.named_parameters()), x, y, 0.1)
     torch.testing.assert_close(on_query, mse(functional_call(net, adapted, (x_query,)), y_query))
     assert not torch.isclose(on_query, mse(functional_call(net, adapted, (x,)), y))
+
+
+def _is_a_definition(node: ast.stmt) -> bool:
+    """A function, or a constant named in capitals (SHOTS, INNER_LR)."""
+    return isinstance(node, ast.FunctionDef) or (
+        isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id.isupper()
+    )
+
+
+def _notebook_definitions() -> dict:
+    """The functions and constants the lesson's cells define up to section 8, without running the cells'
+    training and timing: what section 8 measures memory with."""
+    notebook = nbformat.read(SOURCE / LESSON / f"{LESSON}.ipynb", as_version=4)
+    namespace = {"math": math, "torch": torch, "nn": nn, "functional_call": functional_call}
+    for cell in notebook.cells:
+        if cell.get("id") in {"tasks-plot", "training-runs", "cost-runs"}:
+            kept = [node for node in ast.parse(cell.source).body if _is_a_definition(node)]
+            exec(compile(ast.Module(kept, type_ignores=[]), cell.get("id"), "exec"), namespace)
+    return namespace
+
+
+def _memory_shares(section: dict, meta_loss_of, width: int) -> tuple[float, float]:
+    """Section 8's two shares at `width`, for a meta_loss: what MAML keeps that first-order MAML does not,
+    and what the tasks' copies of the weights hold."""
+    cost_gen = torch.Generator().manual_seed(2)
+    sample, shots = section["sample"], section["SHOTS"]
+    tasks = [
+        (*sample(a, phase, shots, cost_gen), *sample(a, phase, shots, cost_gen))
+        for a, phase in zip(*section["draw_tasks"](5, cost_gen), strict=True)
+    ]
+    torch.manual_seed(0)
+    net = section["wide_net"](width)
+    maml = section["kept_bytes"](net, meta_loss_of, tasks)
+    first_order = section["kept_bytes"](net, section["first_order_meta_loss"], tasks)
+    return (maml - first_order) / maml, len(tasks) * section["weight_bytes"](net) / maml
+
+
+@functools.cache
+def _reference_shares(width: int) -> tuple[float, float]:
+    return _memory_shares(_notebook_definitions(), meta_loss, width)
+
+
+@pytest.mark.parametrize("answer", ALTERNATIVES[LESSON], ids=lambda answer: answer.name)
+def test_section_8_measures_every_correct_answer_within_the_points_its_text_allows(answer) -> None:
+    """Section 8's memory count runs on any correct answer (torch.func's transforms included), and gives the
+    reference's shares to within the "point or two" the text allows."""
+    section = _notebook_definitions()
+    for code in answer.apply(solution_answers(LESSON)).values():
+        exec(code, section)
+    for width in (10, 320):
+        for got, want in zip(
+            _memory_shares(section, section["meta_loss"], width), _reference_shares(width), strict=True
+        ):
+            assert abs(got - want) <= 0.02, (width, got, want)

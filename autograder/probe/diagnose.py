@@ -830,6 +830,21 @@ _ERROR_HINTS = {
         "\nLikely cause: ctx.mark_dirty was given something other than tensors, such as the tuple inputs: "
         "pass the tensors themselves, one argument each, by name or as ctx.mark_dirty(*inputs)."
     ),
+    "`inputs` argument to `grad()` cannot be empty": (
+        "\nLikely cause: the tensors to differentiate with respect to are none: an empty list or dict, or "
+        "one built from a generator such as net.named_parameters() or net.parameters() that an earlier use "
+        "ran through (a generator runs once). Build the dict or list once, dict(net.named_parameters()), "
+        "and use it every time."
+    ),
+    "parameter_and_buffer_dicts to be": (
+        "\nLikely cause: functional_call was given the parameters as something other than a dict from "
+        "names to tensors: a list or tuple of tensors, or a generator such as net.named_parameters(). "
+        "Give it a dict, {name: tensor}, and have a function that adapts parameters return one."
+    ),
+    "list indices must be integers or slices, not str": (
+        "\nLikely cause: a list is looked up by a name (adapted[name]) where a dict from names to tensors "
+        "belongs: the function that returns the parameters returns a list; return a dict, {name: tensor}."
+    ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
         "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."

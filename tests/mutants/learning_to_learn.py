@@ -11,6 +11,8 @@ _META_GRADIENT = "inner_step_meta_gradient"
 _META_LOSS = "meta_loss_on_query_points"
 _THROUGH_THE_STEP = frozenset({_META_GRADIENT, _META_LOSS})
 _ALL = frozenset({_VALUE, _META_GRADIENT, _META_LOSS})
+# The meta_loss cell names a slip of the inner_step it calls as inner_step's.
+_IN_INNER_STEP = "fix inner_step first"
 
 _GRADS = "grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)"
 _STEP = "param - lr * grad"
@@ -33,7 +35,7 @@ MUTANTS = [
         "inner_step_without_create_graph",
         _THROUGH_THE_STEP,
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
-        says="create_graph=True",
+        says=("create_graph=True", _IN_INNER_STEP),
     ),
     # Right whenever params are the network's own, as in the meta-gradient: only a step from others shows it.
     _inner(
@@ -59,7 +61,7 @@ MUTANTS = [
             "        param.data -= lr * grad\n"
             "    return params",
         ),
-        says="changed the network's own parameters in place",
+        says=("changed the network's own parameters in place", _IN_INNER_STEP),
     ),
     _inner(
         "inner_step_updates_in_place_without_grad",
@@ -71,7 +73,7 @@ MUTANTS = [
             "            param -= lr * grad\n"
             "    return params",
         ),
-        says="changed the network's own parameters in place",
+        says=("changed the network's own parameters in place", _IN_INNER_STEP),
     ),
     _inner(
         "inner_step_fills_grad_with_backward",
@@ -105,16 +107,16 @@ MUTANTS = [
         says="the gradient is taken at the network's own parameters, not at params",
     ),
     # Right in every value, but the caller's dict now holds the adapted parameters: meta_loss's next task
-    # would start from them.
+    # starts from them.
     _inner(
         "inner_step_overwrites_the_params_dict",
-        {_VALUE},
+        {_VALUE, _META_LOSS},
         (
             _RETURN,
             "    for (name, param), grad in zip(list(params.items()), grads, strict=True):\n"
             "        params[name] = param - lr * grad\n    return params",
         ),
-        says="inner_step changed the dict params it was given",
+        says=("inner_step changed the dict params it was given", _IN_INNER_STEP),
     ),
     # Right wherever params are the network's own, as in the meta-gradient and meta_loss.
     _inner(
@@ -122,6 +124,12 @@ MUTANTS = [
         {_VALUE},
         (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
         says="differentiate with respect to params.values(), not net.parameters()",
+    ),
+    _inner(
+        "inner_step_returns_a_list",
+        _ALL,
+        (_RETURN, "    return [param - lr * grad for param, grad in zip(params.values(), grads)]"),
+        says="{name: tensor}",
     ),
     _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
@@ -135,6 +143,44 @@ MUTANTS = [
         "meta_loss_without_the_step",
         (_QUERY, "net(x_query) - y_query"),
         says="runs the network on its own parameters",
+    ),
+    _meta(
+        "meta_loss_adapts_on_the_query_points",
+        (_ADAPT, "adapted = inner_step(net, params, x_query, y_query, lr)"),
+        says="the step adapts on the query points",
+    ),
+    _meta(
+        "meta_loss_judges_support_and_query_points_together",
+        (
+            _QUERY,
+            "functional_call(net, adapted, (torch.cat([x, x_query]),)) - torch.cat([y, y_query])",
+        ),
+        says="judged on its support and query points together",
+    ),
+    _meta(
+        "meta_loss_takes_two_inner_steps",
+        (_ADAPT, "adapted = inner_step(net, inner_step(net, params, x, y, lr), x, y, lr)"),
+        says="two inner steps",
+    ),
+    _meta(
+        "meta_loss_writes_in_the_learning_rate",
+        (_ADAPT, "adapted = inner_step(net, params, x, y, 0.01)"),
+        says="0.01 written in, not lr",
+    ),
+    _meta(
+        "meta_loss_halves_each_query_loss",
+        (
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())",
+            "losses.append(0.5 * ((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())",
+        ),
+        says="halved",
+    ),
+    # A generator runs once: the first task's dict(params) takes every parameter, the next ones none.
+    _meta(
+        "meta_loss_hands_on_a_generator",
+        ("params = dict(net.named_parameters())", "params = net.named_parameters()"),
+        (_ADAPT, "adapted = inner_step(net, dict(params), x, y, lr)"),
+        says="a generator runs once",
     ),
     _meta(
         "meta_loss_sums_over_the_tasks",
@@ -181,6 +227,9 @@ INSTRUCTIONS = {
     "no `.detach()`": "inner_step_detaches_the_adapted_parameters",
     "no `.backward()`": "inner_step_fills_grad_with_backward",
     "adapt the network's own parameters, `dict(net.named_parameters())`": "meta_loss_chains_the_tasks",
+    "with one gradient step of size `lr`": "meta_loss_takes_two_inner_steps",
+    "on the support points `(x, y)`": "meta_loss_adapts_on_the_query_points",
+    "prefer it to writing the step again": "meta_loss_steps_with_torch_func_itself",
     "measure the mean squared error of `functional_call(net, adapted, (x_query,))` against `y_query`": (
         "meta_loss_without_the_step"
     ),
