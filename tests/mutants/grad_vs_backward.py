@@ -37,6 +37,21 @@ MUTANTS = [
     _hidden("hidden_detaches_result", ("return f", "return f.detach()")),
     _hidden("hidden_returns_item", ("return f", "return f.item()"), says="instead of a tensor"),
     _hidden(
+        "hidden_squeezes_the_result",
+        ("return f", "return f.squeeze()"),
+        says="got shape () instead of (1, 1)",
+    ),
+    _hidden(
+        "hidden_differentiates_with_respect_to_u",
+        answer=(
+            "def hidden_gradient(net, x):\n"
+            "    u = net.linear2(net.linear1(x))\n"
+            "    (f,) = torch.autograd.grad(u.pow(2), u, create_graph=True)\n"
+            "    return f\n"
+        ),
+        says="y is differentiated with respect to u = w2·l + b2, not the hidden value l",
+    ),
+    _hidden(
         "hidden_differentiates_with_respect_to_w1",
         (
             "(f,) = torch.autograd.grad(y, hidden, create_graph=True)",
@@ -184,7 +199,7 @@ MUTANTS = [
     _accumulate(
         "accumulate_zeroes_between",
         (_F_BACKWARD, f"{_F_BACKWARD}\n    net.zero_grad()"),
-        says="nothing is zeroed in between",
+        says=".grad was zeroed after f's backward, before y's",
     ),
     _accumulate(
         "accumulate_backward_on_y_twice",
@@ -236,6 +251,7 @@ INSTRUCTIONS = {
     "return the pair `(dy/dw1, d²y/dw1²)`": "derivatives_forget_create_graph",
     "both tensors": "derivatives_return_items",
     "shaped like `w1`, (1, 1)": "derivatives_squeeze_the_results",
+    "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse them": "hidden_backward_into_hidden_grad",
     "Prefer `torch.autograd.grad` for `f`": "accumulate_f_through_backward",
     "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
