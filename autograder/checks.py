@@ -11,10 +11,13 @@ The class grader does not run these functions at all: it reads the test cells an
 
 import atexit
 import inspect
+import io
 import json
 import os
 import sys
+from collections import ChainMap
 from collections.abc import Callable
+from typing import ClassVar
 
 import cloudpickle
 import torch
@@ -25,6 +28,22 @@ from autograder.wire.verdict import Verdict, passed_line
 # once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
 # cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
 sys.modules.setdefault("torch._C._functions", torch._C._functions)
+
+
+class _Pickler(cloudpickle.Pickler):
+    """cloudpickle, with torch.ops sent by name: a rule may call torch.ops.aten..., and torch.ops is a
+    module of a type of its own, which cloudpickle does not take for a module and cannot copy."""
+
+    dispatch_table: ClassVar[ChainMap] = ChainMap(
+        {type(torch.ops): lambda ops: (getattr, (torch, "ops"))}, cloudpickle.Pickler.dispatch_table
+    )
+
+
+def _dumps(value) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump(value)
+    return buffer.getvalue()
+
 
 # Seconds a student's code may run in one check before it counts as a loop that never ends.
 DEFAULT_TIMEOUT = 30.0
@@ -111,11 +130,11 @@ def _ask(
 ) -> None:
     """Send one check to the checker process; raise AssertionError with its message if it failed."""
     try:
-        test = cloudpickle.dumps((reference, inputs, mistakes or {}))
+        test = _dumps((reference, inputs, mistakes or {}))
     except Exception as error:  # noqa: BLE001 - a test the checker cannot receive is the instructor's to fix
         raise TypeError(f"Could not send the test's reference to the checker: {error}") from None
     try:
-        answer = cloudpickle.dumps(function)
+        answer = _dumps(function)
     except Exception as error:  # noqa: BLE001 - whatever the student built, say why it cannot be checked
         verdict = Verdict.failed(
             f"Could not send {header['name']} to the checker ({type(error).__name__}: {error}). "

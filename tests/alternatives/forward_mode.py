@@ -69,6 +69,20 @@ class Tanh(torch.autograd.Function):
             "(x,) = ctx.saved_tensors\n        return x_t / torch.cosh(x) ** 2",
         ),
     ),
+    # jvp runs right after setup_context: nothing can change the output in between.
+    _tanh(
+        "tanh_jvp_reads_a_ctx_attribute",
+        (_SAVE, "ctx.save_for_backward(output)\n        ctx.result = output"),
+        (
+            "(result,) = ctx.saved_tensors\n        return x_t * (1 - result**2)",
+            "return x_t * (1 - ctx.result**2)",
+        ),
+    ),
+    # torch's own formula for tanh's derivative: torch.ops travels to the checker by name.
+    _tanh(
+        "tanh_tangent_by_torch_ops",
+        ("return x_t * (1 - result**2)", "return torch.ops.aten.tanh_backward(x_t, result)"),
+    ),
     # In place on a tensor made from x_t: it has x_t's batch dimension, and the saved output is left alone.
     _tanh(
         "tanh_tangent_scaled_in_place",

@@ -183,6 +183,31 @@ MUTANTS = [
         {_SECOND, _FORWARD_OVER_REVERSE},
         (_BACKWARD, "return grad_out * (1 - result * result.detach())"),
     ),
+    # torch.func's transforms differentiate it, but gradgradcheck's forward over reverse finds it constant.
+    _tanh(
+        "backward_under_no_grad",
+        {_SECOND, _FORWARD_OVER_REVERSE},
+        (_BACKWARD, "with torch.no_grad():\n            return grad_out * (1 - result**2)"),
+        says="a backward computed out of autograd's sight",
+    ),
+    _tanh(
+        "backward_detaches_the_saved_output",
+        {_SECOND, _FORWARD_OVER_REVERSE},
+        (_BACKWARD, "return grad_out * (1 - result.detach() ** 2)"),
+        says="the Hessian is 0",
+    ),
+    _tanh(
+        "jvp_forgets_the_square",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - result)"),
+        says="jvp uses 1 - result",
+    ),
+    _tanh(
+        "jvp_misses_its_parentheses",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * 1 - result**2"),
+        says="jvp's formula misses its parentheses",
+    ),
     _tanh(
         "saves_a_detached_output",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
@@ -214,10 +239,12 @@ MUTANTS = [
 
 INSTRUCTIONS = {
     "`forward(x)`: return `torch.tanh(x)`": "forward_computes_sin",
-    "`setup_context(ctx, inputs, output)`: save what the rules read for backward and for forward": (
-        "forgets_save_for_forward"
+    "`setup_context(ctx, inputs, output)`: save what backward reads with `ctx.save_for_backward`": (
+        "saves_for_forward_only"
     ),
-    "prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
+    "what `jvp` reads with `ctx.save_for_forward`": "forgets_save_for_forward",
+    "prefer `save_for_forward`": "tanh_jvp_reads_a_ctx_attribute",
+    "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
     "after which backward must refuse to run": "saves_the_output_on_ctx",
