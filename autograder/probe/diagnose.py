@@ -30,6 +30,7 @@ _CUTTING_CALLS = {
     "inference_mode": "`torch.inference_mode()`",
     "item": "`.item()`",
     "tolist": "`.tolist()`",
+    "tensor": "`torch.tensor(...)` (of tensors, a copy of their values; torch.stack(...) keeps the graph)",
 }
 
 

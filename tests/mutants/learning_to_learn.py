@@ -11,6 +11,8 @@ _META_GRADIENT = "inner_step_meta_gradient"
 _META_LOSS = "meta_loss_on_query_points"
 _THROUGH_THE_STEP = frozenset({_META_GRADIENT, _META_LOSS})
 _ALL = frozenset({_VALUE, _META_GRADIENT, _META_LOSS})
+# Right wherever params are the network's own, as in meta_loss: steps from other parameters show it.
+_FROM_OTHER_PARAMS = frozenset({_VALUE, _META_GRADIENT})
 # The meta_loss cell names a slip of the inner_step it calls as inner_step's.
 _IN_INNER_STEP = "fix inner_step first"
 
@@ -37,10 +39,9 @@ MUTANTS = [
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
         says=("create_graph=True", _IN_INNER_STEP),
     ),
-    # Right whenever params are the network's own, as in the meta-gradient: only a step from others shows it.
     _inner(
         "inner_step_runs_the_network_on_its_own_parameters",
-        {_VALUE},
+        _FROM_OTHER_PARAMS,
         (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
         says="functional_call(net, params, (x,))",
     ),
@@ -93,10 +94,9 @@ MUTANTS = [
         (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y) ** 2).sum()"),
         says="the support loss adds the squared errors up (.sum())",
     ),
-    # The gradient at the network's own parameters, applied to params: right from the network's own only.
     _inner(
         "inner_step_differentiates_the_networks_own_parameters",
-        {_VALUE},
+        _FROM_OTHER_PARAMS,
         answer=(
             "def inner_step(net, params, x, y, lr):\n"
             "    own = dict(net.named_parameters())\n"
@@ -118,12 +118,38 @@ MUTANTS = [
         ),
         says=("inner_step changed the dict params it was given", _IN_INNER_STEP),
     ),
-    # Right wherever params are the network's own, as in the meta-gradient and meta_loss.
     _inner(
         "inner_step_differentiates_net_parameters",
-        {_VALUE},
+        _FROM_OTHER_PARAMS,
         (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
         says="differentiate with respect to params.values(), not net.parameters()",
+    ),
+    # params ignored altogether: the network's own weights are run and differentiated.
+    _inner(
+        "inner_step_ignores_params",
+        _FROM_OTHER_PARAMS,
+        (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
+        (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
+        says="it flows to the network's weights and not to params",
+    ),
+    _inner(
+        "inner_step_detaches_the_gradient",
+        _THROUGH_THE_STEP,
+        (_STEP, "param - lr * grad.detach()"),
+        says=("taken without create_graph=True or cut from the graph", "If inner_step passes its own tests"),
+    ),
+    _inner(
+        "inner_step_halves_the_support_loss",
+        _ALL,
+        (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
+        says="the support loss is halved",
+    ),
+    # The visible tests' lr is 0.1: the hidden ones catch it.
+    _inner(
+        "inner_step_writes_in_the_learning_rate",
+        _ALL,
+        (_STEP, "param - 0.1 * grad"),
+        says="the learning rate is written in as 0.1, not lr",
     ),
     _inner(
         "inner_step_returns_a_list",
@@ -166,6 +192,32 @@ MUTANTS = [
         "meta_loss_writes_in_the_learning_rate",
         (_ADAPT, "adapted = inner_step(net, params, x, y, 0.01)"),
         says="0.01 written in, not lr",
+    ),
+    _meta(
+        "meta_loss_writes_in_0_1",
+        (_ADAPT, "adapted = inner_step(net, params, x, y, 0.1)"),
+        says="the learning rate is written in as 0.1, not lr",
+    ),
+    _meta(
+        "meta_loss_gathers_the_losses_with_torch_tensor",
+        ("torch.stack(losses).mean()", "torch.tensor(losses).mean()"),
+        says="`torch.tensor(...)` (of tensors, a copy of their values; torch.stack(...) keeps the graph)",
+    ),
+    _meta(
+        "meta_loss_returns_inside_the_loop",
+        ("\n    return torch.stack(losses).mean()", "\n        return torch.stack(losses).mean()"),
+        says="only the first task's loss is returned",
+    ),
+    # The step written again in meta_loss, first-order there while inner_step is right.
+    _meta(
+        "meta_loss_steps_first_order_itself",
+        (
+            _ADAPT,
+            "support = ((functional_call(net, params, (x,)) - y) ** 2).mean()\n"
+            "        grads = torch.autograd.grad(support, list(params.values()))\n"
+            "        adapted = {name: p - lr * g for (name, p), g in zip(params.items(), grads)}",
+        ),
+        says="If inner_step passes its own tests, the slip is in meta_loss",
     ),
     _meta(
         "meta_loss_halves_each_query_loss",
