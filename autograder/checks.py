@@ -15,7 +15,6 @@ import io
 import json
 import os
 import sys
-from collections import ChainMap
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -25,18 +24,22 @@ import torch
 from autograder.checker.client import CheckerProcess
 from autograder.wire.verdict import Verdict, passed_line
 
-# once_differentiable's wrapper refers to torch._C._functions, which is missing from sys.modules, so
-# cloudpickle would copy that C module by value and fail to rebuild it; registered, it travels by name.
-sys.modules.setdefault("torch._C._functions", torch._C._functions)
-
 
 class _Pickler(cloudpickle.Pickler):
-    """cloudpickle, with torch.ops sent by name: a rule may call torch.ops.aten..., and torch.ops is a
-    module of a type of its own, which cloudpickle does not take for a module and cannot copy."""
+    """cloudpickle, with two of torch's modules sent by name rather than copied, which fails for both:
+    torch.ops (a rule may call torch.ops.aten...), of a type of its own that cloudpickle does not take for
+    a module, and torch._C._functions (once_differentiable's wrapper refers to it), missing from
+    sys.modules."""
 
-    dispatch_table: ClassVar[ChainMap] = ChainMap(
-        {type(torch.ops): lambda ops: (getattr, (torch, "ops"))}, cloudpickle.Pickler.dispatch_table
-    )
+    _BY_NAME: ClassVar[dict[int, tuple]] = {
+        id(torch.ops): (torch, "ops"),
+        id(torch._C._functions): (torch._C, "_functions"),
+    }
+
+    def reducer_override(self, obj):
+        if (parent_and_name := self._BY_NAME.get(id(obj))) is not None:
+            return getattr, parent_and_name
+        return super().reducer_override(obj)
 
 
 def _dumps(value) -> bytes:

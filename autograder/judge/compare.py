@@ -649,7 +649,10 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             f"no gradient can flow back from it to {targets}. Likely cause: {cause}.{advice}"
         )
     if "error" in flow:
-        raise FailedCheckError(f"Differentiating the result of {name} raised {arrays.text(flow['error'])}")
+        raise FailedCheckError(
+            f"Differentiating the result of {name} raised {arrays.text(flow['error'])}"
+            f"{arrays.text(flow.get('hint', ''))}"
+        )
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
         if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):

@@ -523,6 +523,5 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
             )
             measurement["flow"] = {"grads": [arrays.tree(g) for g in grads]}
         except Exception as error:  # noqa: BLE001 - whatever the student's graph raises is reported
-            hint = diagnose.known_error_hint(error)
-            measurement["flow"] = {"error": _text(f"{type(error).__name__}: {error}{hint}")}
+            measurement["flow"] = _failed(error)
     return measurement
