@@ -714,8 +714,8 @@ _ERROR_HINTS = {
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
-        "out += 1, result.mul_(grad_out) inside backward, or a forward that changes its input in place, "
-        "run again on it); compute into a new tensor instead."
+        "out += 1, result.mul_(grad_out) inside backward, result.square_() inside jvp, or a forward that "
+        "changes its input in place, run again on it); compute into a new tensor instead."
     ),
     "'tuple' and 'Tensor'": _GRAD_RETURNS_A_TUPLE,
     "'Tensor' and 'tuple'": _GRAD_RETURNS_A_TUPLE,
@@ -772,6 +772,13 @@ _ERROR_HINTS = {
         "\nLikely cause: a view made where autograd does not record (in setup_context, as "
         "output.view_as(output), or under torch.no_grad()) of a tensor changed in place; a Function that "
         "works in place saves its output itself: ctx.save_for_backward(output)."
+    ),
+    "flat_bdims must not be None": (
+        "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
+        "tensors (the input saved for one rule only, or a tensor saved twice). With "
+        "generate_vmap_rule = True, torch.func batches the tensors each rule reads by what the last of the "
+        "two calls saved, so a rule run under vmap with another count fails, as backward does under jacrev "
+        "over jacfwd. Give both calls the same number of tensors; a rule need not read all saved for it."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "

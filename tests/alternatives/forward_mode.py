@@ -57,6 +57,19 @@ class Tanh(torch.autograd.Function):
         (result,) = ctx.saved_tensors
         return tanh_slope(result) * x_t''',
     ),
+    # Both calls save two tensors, so torch.func batches each rule's saved tensors rightly; neither reads x.
+    _tanh(
+        "tanh_saves_the_input_for_both",
+        (_SAVE, "ctx.save_for_backward(inputs[0], output)\n        ctx.save_for_forward(inputs[0], output)"),
+        (
+            "(result,) = ctx.saved_tensors\n        return grad_out",
+            "(_, result) = ctx.saved_tensors\n        return grad_out",
+        ),
+        (
+            "(result,) = ctx.saved_tensors\n        return x_t",
+            "(_, result) = ctx.saved_tensors\n        return x_t",
+        ),
+    ),
     _tanh(
         "tanh_from_the_saved_input",
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),

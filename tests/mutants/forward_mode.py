@@ -62,7 +62,7 @@ MUTANTS = [
         "jvp_ignores_the_tangent",
         _EVERY_FORWARD_MODE,
         (_JVP, "return 1 - result**2"),
-        says="without multiplying by the tangent",
+        says=("without multiplying by the tangent", "so the Hessian is off too"),
     ),
     _tanh(
         "forgets_save_for_forward",
@@ -96,13 +96,13 @@ MUTANTS = [
         "jvp_squares_one_minus_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result) ** 2"),
-        says="jvp squares 1 - result",
+        says=("jvp squares 1 - result", "so the Hessian is off too"),
     ),
     _tanh(
         "jvp_copies_exps_rule",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * result"),
-        says="jvp multiplies by the output itself, exp's rule",
+        says=("jvp multiplies by the output itself, exp's rule", "so the Hessian is off too"),
     ),
     _tanh(
         "jvp_forgets_return",
@@ -115,14 +115,22 @@ MUTANTS = [
         "jvp_squares_the_output_in_place",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result.square_())"),
-        says="jvp changes the saved output in place",
+        says=(
+            "jvp changes the saved output in place",
+            "and backward, which reverse mode runs through to differentiate the tangent, reads that changed "
+            "output",
+        ),
     ),
     # The whole slope changed into 1 - result**2 in place: the caller's output is no longer tanh(x).
     _tanh(
         "jvp_turns_the_output_into_its_slope_in_place",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * result.square_().neg_().add_(1)"),
-        says="jvp changes the saved output in place",
+        says=(
+            "jvp changes the saved output in place",
+            "and backward, which reverse mode runs through to differentiate the tangent, reads that changed "
+            "output",
+        ),
     ),
     # Right without vmap; jacfwd batches x_t, and the slope jvp made has no batch dimension to take it.
     _tanh(
@@ -135,25 +143,26 @@ MUTANTS = [
         "jvp_flips_the_sign",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (result**2 - 1)"),
-        says="jvp's tangent has the wrong sign",
+        says=("jvp's tangent has the wrong sign", "so the Hessian is off too"),
     ),
     _tanh(
         "jvp_takes_cosh_of_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t / torch.cosh(result) ** 2"),
-        says="jvp takes cosh of the saved output",
+        says=("jvp takes cosh of the saved output", "so the Hessian is off too"),
     ),
     _tanh(
         "jvp_returns_its_tangent",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t"),
-        says="jvp returns the tangent x_t as it came",
+        says=("jvp returns the tangent x_t as it came", "so the Hessian is off too"),
     ),
     _tanh(
         "jvp_multiplies_by_the_tangent_twice",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * x_t * (1 - result**2)"),
-        says="jvp multiplies by the tangent twice",
+        # The Hessian's unit tangents hide it (e_j * e_j = e_j): only H·v along a random v shows it.
+        says=("jvp multiplies by the tangent twice", "so H·v is off too"),
     ),
     _tanh(
         "jvp_changes_its_tangent_in_place",
@@ -183,12 +192,19 @@ MUTANTS = [
         {_SECOND, _FORWARD_OVER_REVERSE},
         (_BACKWARD, "return grad_out * (1 - result * result.detach())"),
     ),
-    # torch.func's transforms differentiate it, but gradgradcheck's forward over reverse finds it constant.
+    # Forward mode is not switched off by torch.no_grad(): only reverse over reverse finds it constant.
     _tanh(
         "backward_under_no_grad",
-        {_SECOND, _FORWARD_OVER_REVERSE},
+        {_SECOND},
         (_BACKWARD, "with torch.no_grad():\n            return grad_out * (1 - result**2)"),
-        says="a backward computed out of autograd's sight",
+        says="backward uses `torch.no_grad()`",
+    ),
+    # torch.func follows .data; autograd's double backward and forward_ad's forward over reverse do not.
+    _tanh(
+        "backward_reads_data",
+        {_SECOND, _FORWARD_OVER_REVERSE},
+        (_BACKWARD, "return grad_out * (1 - result.data**2)"),
+        says=("backward uses `.data`", "for torch.autograd.forward_ad though not for torch.func, .data"),
     ),
     _tanh(
         "backward_detaches_the_saved_output",
@@ -200,22 +216,38 @@ MUTANTS = [
         "jvp_forgets_the_square",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result)"),
-        says="jvp uses 1 - result",
+        says=("jvp uses 1 - result", "so the Hessian is off too"),
+    ),
+    _tanh(
+        "jvp_drops_the_one_minus",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * result**2"),
+        says=("jvp drops the 1 - of tanh's derivative", "so the Hessian is off too"),
+    ),
+    # jvp is right, but the two calls save different counts: torch.func batches backward's one saved tensor
+    # by the two batch dimensions ctx.save_for_forward, called last, recorded, under jacrev over jacfwd.
+    _tanh(
+        "saves_the_input_for_forward_too",
+        {_REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_FORWARD, "        ctx.save_for_forward(inputs[0], output)\n"),
+        (_LOAD + "\n        return x_t", "(_, result) = ctx.saved_tensors\n        return x_t"),
+        says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
     ),
     _tanh(
         "jvp_misses_its_parentheses",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * 1 - result**2"),
-        says="jvp's formula misses its parentheses",
+        says=("jvp's formula misses its parentheses", "so the Hessian is off too"),
     ),
     _tanh(
         "saves_a_detached_output",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(output.detach())\n        ctx.save_for_forward(output.detach())"),
     ),
+    # Forward mode runs through the tanh recomputed under torch.no_grad(): only the reverse passes lose it.
     _tanh(
         "recomputes_from_the_input_under_no_grad",
-        {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        {_SECOND, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),
         (
             _LOAD,
@@ -247,7 +279,9 @@ INSTRUCTIONS = {
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
-    "after which backward must refuse to run": "saves_the_output_on_ctx",
+    "Give both calls the same number of tensors": "saves_the_input_for_forward_too",
+    "it passes if backward then refuses to run, as autograd makes it do for an output saved with "
+    "`ctx.save_for_backward`, or gives the gradient it gave before the change": "saves_the_output_on_ctx",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
     "`1 - result**2` with `result` the saved output": "saves_the_input_with_the_output_formula",
     "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (
@@ -256,10 +290,10 @@ INSTRUCTIONS = {
     "Prefer building it as a new tensor (`x_t * ...`) to changing one in place": (
         "tanh_tangent_scaled_in_place"
     ),
-    "a tensor `jvp` made without `x_t` (`slope.mul_(x_t)`) has no batch dimension under `vmap`": (
-        "jvp_scales_its_slope_in_place"
-    ),
-    "the saved output is the tensor the caller gets": "jvp_turns_the_output_into_its_slope_in_place",
+    "A tensor `jvp` made without `x_t` has no batch dimension under `vmap`, so scaling it by `x_t` in place "
+    "(`slope.mul_(x_t)`) fails under `jacfwd`": "jvp_scales_its_slope_in_place",
+    "the saved output is the very tensor the caller gets back, so changing it in place (`result.square_()`) "
+    "changes the caller's result too": "jvp_squares_the_output_in_place",
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
