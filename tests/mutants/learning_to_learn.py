@@ -144,12 +144,44 @@ MUTANTS = [
         (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
         says="the support loss is halved",
     ),
-    # The visible tests' lr is 0.1: the hidden ones catch it.
+    # The first visible check of inner_step's values, and meta_loss's, step by 0.3: not by 0.1, as the others.
     _inner(
         "inner_step_writes_in_the_learning_rate",
         _ALL,
         (_STEP, "param - 0.1 * grad"),
         says="the learning rate is written in as 0.1, not lr",
+    ),
+    _inner(
+        "inner_step_squeezes_the_target",
+        _ALL,
+        (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y.squeeze()) ** 2).mean()"),
+        says=("the support loss mixes a vector of shape (K,)", _IN_INNER_STEP),
+    ),
+    # The mirror of inner_step_differentiates_the_networks_own_parameters: the gradient at params, the
+    # step from the network's own.
+    _inner(
+        "inner_step_steps_the_networks_own_parameters",
+        _FROM_OTHER_PARAMS,
+        (_RETURN, _RETURN.replace("zip(params.items()", "zip(net.named_parameters()")),
+        says="the step starts from the network's own parameters, not from params",
+    ),
+    _inner(
+        "inner_step_runs_differentiates_and_steps_the_networks_own_parameters",
+        _FROM_OTHER_PARAMS,
+        (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
+        (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
+        (_RETURN, _RETURN.replace("zip(params.items()", "zip(net.named_parameters()")),
+        says="inner_step leaves params out",
+    ),
+    # From other parameters the gradients are None, which the step then multiplies.
+    _inner(
+        "inner_step_differentiates_net_parameters_allowing_unused",
+        _FROM_OTHER_PARAMS,
+        (
+            _GRADS,
+            "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
+        ),
+        says="gives None for them with allow_unused=True",
     ),
     _inner(
         "inner_step_returns_a_list",
@@ -246,6 +278,20 @@ MUTANTS = [
             "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).sum())",
         ),
         says="each task's query loss adds the squared errors up (.sum())",
+    ),
+    # The tasks have one query point more than support points.
+    _meta(
+        "meta_loss_divides_the_query_loss_by_the_support_count",
+        (
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())",
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).sum() / len(x))",
+        ),
+        says="divided by the number of support points",
+    ),
+    _meta(
+        "meta_loss_squeezes_the_query_target",
+        (_QUERY, "functional_call(net, adapted, (x_query,)) - y_query.squeeze()"),
+        says="each task's query loss mixes a vector of shape (n,)",
     ),
     _meta(
         "meta_loss_of_the_last_task",
