@@ -1124,14 +1124,16 @@ def test_once_differentiable_backward_reaches_the_checker_and_is_named_as_the_cu
 
 def test_new_style_forward_without_setup_context_is_named():
     message = failure(check_forward, SquareWithoutSetupContext.apply, square)
-    assert message.startswith("SquareWithoutSetupContext raised TypeError: ")
+    assert message.startswith("SquareWithoutSetupContext on x of shape () raised TypeError: ")
     assert "needs a setup_context(ctx, inputs, output) staticmethod" in message
 
 
 @pytest.mark.parametrize("check", [check_forward, check_first_derivative])
 def test_forward_taking_ctx_beside_setup_context_is_named(check):
     message = failure(check, SquareWithCtxBesideSetupContext.apply, square)
-    assert message.startswith("SquareWithCtxBesideSetupContext raised TypeError: missing a required argument")
+    assert message.startswith(
+        "SquareWithCtxBesideSetupContext on x of shape () raised TypeError: missing a required argument"
+    )
     assert (
         "Likely cause: SquareWithCtxBesideSetupContext defines setup_context, so autograd calls forward with "
         "the inputs alone, forward(x), and its first parameter `ctx` took x." in message
@@ -1215,23 +1217,24 @@ def test_torchs_own_not_implemented_error_is_reported_as_raised_not_as_unwritten
             return torch.autograd.forward_ad.unpack_dual(Square.apply(dual)).tangent
 
     message = failure(check_forward, tangent, lambda x: 2 * x)
-    assert message.startswith("tangent raised NotImplementedError: You must implement the jvp function"), (
-        message
-    )
+    assert message.startswith(
+        "tangent on x of shape () raised NotImplementedError: You must implement the jvp function"
+    ), message
 
 
 @pytest.mark.parametrize("check", CHECKS)
 def test_error_in_forward_names_the_exception_and_the_input_shape(check):
+    """The input is named as a wrong forward value names it: right after the Function."""
     message = failure(check, SquareTypeError.apply, square)
-    assert message == ("SquareTypeError raised TypeError: unsupported operand when called on x of shape ()")
+    assert message == "SquareTypeError on x of shape () raised TypeError: unsupported operand"
 
 
 def test_error_in_backward_names_the_exception_and_the_input_shape():
     message = failure(check_first_derivative, SquareTwoGrads.apply, square)
-    assert message.startswith("The backward of SquareTwoGrads raised RuntimeError: ")
+    assert message.startswith("The backward of SquareTwoGrads on x of shape () raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
     assert message.endswith(
-        " on x of shape () Likely cause: the backward the error names returns a count of gradients other "
+        " (expected 1, got 2) Likely cause: the backward the error names returns a count of gradients other "
         "than its forward's inputs. Return one gradient per input of forward, in order, each a tensor or "
         "None (for an input that needs none): for one input, the tensor itself or a tuple of one; for "
         "several, a tuple. Autograd counts a list, or a tensor returned alone, as one."

@@ -709,8 +709,8 @@ _SETUP_CONTEXT_SIGNATURE = (
 )
 _ERROR_HINTS = {
     "backward through the graph a second time": (
-        "\nLikely cause: the first backward (or torch.autograd.grad) freed the graph's saved tensors; "
-        "pass retain_graph=True to every call but the last that goes through the same graph."
+        "\nLikely cause: an earlier backward (or torch.autograd.grad) call through the same graph freed its "
+        "saved tensors; pass retain_graph=True to every call but the last that goes through that graph."
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "

@@ -153,8 +153,11 @@ def _text(message: str) -> str:
     return message if len(message) <= _TEXT_LIMIT else message[:_TEXT_LIMIT] + " ..."
 
 
-def _called(name: str, function: Callable, args: tuple, where: str):
-    """(result, None), or (None, the message saying what the student's code raised and on what)."""
+def _called(name: str, function: Callable, args: tuple, where: str = ""):
+    """(result, None), or (None, the message saying what the student's code raised). It says what the code
+    was called on where a wrong value's message says it (`autograder.judge.compare`): in `name` for a
+    Function ("Square on x of shape (3,)"), and in `where`, last, for check_result ("when called with the
+    net, x that `lesson_net` builds")."""
     try:
         return function(*args), None
     except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
@@ -165,9 +168,11 @@ def _called(name: str, function: Callable, args: tuple, where: str):
                 "Replace the line `raise NotImplementedError(...)` with your code."
             )
         if isinstance(error, AnswerRefusedError):
-            return None, _text(f"{name}: {error}\n  {where}")
-        hint = diagnose.known_error_hint_for(error, function)
-        return None, _text(f"{name} raised {type(error).__name__}: {error}\n  {where}{hint}")
+            said = f"{name}: {error}"
+        else:
+            hint = diagnose.known_error_hint_for(error, function)
+            said = f"{name} raised {type(error).__name__}: {error}{hint}"
+        return None, _text(said) + (f"\n  {where}" if where else "")
 
 
 def _stub_that_raised(error: Exception) -> str | None:
@@ -199,7 +204,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
         records.append(record)
-        value, error = _called(name, function, inputs, f"when called on {samples.describe(names, inputs)}")
+        value, error = _called(f"{name} on {samples.describe(names, inputs)}", function, inputs)
         if error:
             record["error"] = error
             break
@@ -220,7 +225,7 @@ def _measure_function(request: dict, function: Callable) -> dict:
             _second_derivative(record, name, names, function, outputs, inputs, sample)
         record["gradcheck"] = _gradcheck(kind, function, inputs, sample, request.get("batched") is True)
         record["changes_outputs"] = diagnose.changes_outputs_in_backward(
-            _as_outputs(_called(name, function, inputs, "")[0]), inputs
+            _as_outputs(_called(name, function, inputs)[0]), inputs
         )
     return measurement
 
@@ -245,8 +250,8 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
         if _stub_that_raised(error):
             return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
         return None, _text(
-            f"The backward of {name} raised {type(error).__name__}: {error}\n"
-            f"  on {samples.describe(names, inputs)}{diagnose.known_error_hint(error)}"
+            f"The backward of {name} on {samples.describe(names, inputs)} raised {type(error).__name__}: "
+            f"{error}{diagnose.known_error_hint(error)}"
         )
 
 
@@ -264,7 +269,7 @@ def _grad_outs_after_a_first_backward(record, name, names, function, inputs, gra
     """What a backward that failed with create_graph=True does to incoming gradients that do not require
     grad, run again as a first backward on a fresh call: the judge tells a change in place, which autograd
     refuses where grad_out requires grad, from the numbers."""
-    again, error = _called(name, function, inputs, "")
+    again, error = _called(name, function, inputs)
     if error is None and len(_as_outputs(again)) == len(grad_outs):
         plain = [g.clone() for g in grad_outs]
         _backward(name, names, _as_outputs(again), inputs, plain, create_graph=False)

@@ -243,8 +243,9 @@ MUTANTS = [
             "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is",
-            "when called with the x, w, grad_out that `x_is_data` builds Likely cause: forward returns one "
-            "of its inputs itself",
+            "Likely cause: forward returns one of its inputs itself",
+            "(the view the error suggests hides the mistake). when called with the x, w, grad_out that "
+            "`x_is_data` builds",
         ),
         by_nbgrader=True,
     ),
@@ -665,7 +666,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says=(
-            "TanhInPlace: its first derivative is 1 - tanh(tanh(x))**2",
+            "TanhInPlace on x of shape (): its first derivative is 1 - tanh(tanh(x))**2",
             "so the tensor to save, output or input, is tanh(x) itself: save it and use it as it is",
         ),
         by_nbgrader=True,
