@@ -61,7 +61,8 @@ class Mutant:
     # What the feedback on a question it loses must say: the mistake's name, where a test pins it; several
     # phrases where its questions name it each in their own words.
     says: str | tuple[str, ...] = ""
-    # Graded by plain nbgrader as well: a mistake whose test runs differently in the student's own kernel.
+    # Graded by plain nbgrader as well: a mistake whose test runs differently in the student's own kernel,
+    # one for each way it does (ten seconds a notebook).
     by_nbgrader: bool = False
 
     @property

@@ -22,9 +22,11 @@ from filelock import FileLock
 from grading_pipeline import Grades, autograde, solution_answers, submission
 from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors, wrote_to_stderr
+from widths import fits
 
 from autograder.course.layout import assignments
-from autograder.records.results import QuestionResult, read_csv
+from autograder.records.results import QuestionResult, one_line, read_csv
+from autograder.wire.verdict import WIDTH
 
 LESSONS = assignments()
 _SOLUTION, _RELEASE = "solution", "release"
@@ -201,6 +203,12 @@ def test_class_grader_scores_every_question_as_nbgrader_does(lesson, student, gr
     assert _scores(class_grades[(lesson, student)]) == grades.cells[student]
 
 
+def _autograded_by_class_grader(tmp_path_factory, lesson: str, student: str) -> nbformat.NotebookNode:
+    """The notebook the class grader hands back to the student, its test cells' outputs filled in."""
+    autograded = _class_grader_root(tmp_path_factory) / "out" / "autograded"
+    return nbformat.read(autograded / student / lesson / f"{lesson}.ipynb", as_version=4)
+
+
 def _passing_lines(notebook: nbformat.NotebookNode) -> dict[str, list[str]]:
     """Per test cell, the lines its passing checks printed on stdout (a kernel may send a line and its end
     in two messages)."""
@@ -219,10 +227,7 @@ def test_class_grader_shows_the_lines_each_passing_check_printed_under_nbgrader(
 ):
     """The class grader judges the test cells without running them, and shows what the kernel would have
     printed: a line per passing check, up to the first failure."""
-    graded = (
-        _class_grader_root(tmp_path_factory) / "out" / "autograded" / student / lesson / f"{lesson}.ipynb"
-    )
-    by_class_grader = _passing_lines(nbformat.read(graded, as_version=4))
+    by_class_grader = _passing_lines(_autograded_by_class_grader(tmp_path_factory, lesson, student))
     assert by_class_grader == _passing_lines(grades.notebooks[student])
     assert any(by_class_grader.values()) == (student != _RELEASE)
 
@@ -252,3 +257,20 @@ def test_feedback_names_the_mutants_mistake(lesson, mutant, class_grades):
     reasons = {question: class_grades[(lesson, mutant.name)][question].reason for question in mutant.loses}
     for phrase in mutant.phrases:
         assert any(phrase in reason for reason in reasons.values()), (phrase, reasons)
+
+
+@pytest.mark.parametrize(
+    "lesson", [pytest.param(lesson, marks=pytest.mark.xdist_group("class-grader")) for lesson in LESSONS]
+)
+def test_every_line_each_mutant_is_shown_fits_the_notebook(lesson, class_grades, tmp_path_factory):
+    """What a student reads of each failed check, in the notebook the class grader hands back: every line
+    broken between words to the notebook's width (test_messages_fit.py pins the breaking itself)."""
+    messages = [
+        output["evalue"]
+        for mutant in MUTANTS[lesson]
+        for cell in _autograded_by_class_grader(tmp_path_factory, lesson, mutant.name).cells
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error" and output.get("ename") == "AssertionError"
+    ]
+    assert any(len(one_line(message)) > WIDTH for message in messages), "no message needed wrapping"
+    assert [message for message in messages if not fits(message)] == []

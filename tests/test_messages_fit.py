@@ -1,15 +1,10 @@
 """Every line of a check's message fits the columns students read it in (a notebook's output, Validate's
 dialog, the feedback, the report): broken between words, never inside one, in the one place every failed
-check's message passes (`Verdict.failed`). Tried on what every mutant of every lesson is told."""
+check's message passes (`Verdict.failed`). test_grading.py tries it on what every mutant of every lesson is
+shown, in the notebooks the class grader hands back."""
 
-import pytest
-from grading_pipeline import solution_answers
-from in_process import judged
-from mutants import MUTANTS
-from widths import fits, widths
+from widths import widths
 
-from autograder.course.layout import assignments
-from autograder.records.results import one_line
 from autograder.wire.verdict import WIDTH, Verdict, fitted
 
 
@@ -33,15 +28,3 @@ def test_a_message_that_fits_is_left_as_it_is():
     message = "Forward value is wrong: Square on x of shape (): expected 4, got 8.\nLikely cause: x**3."
     assert fitted(message) == message
     assert Verdict.failed(message).message == message
-
-
-@pytest.mark.parametrize("lesson", assignments())
-def test_every_line_of_what_each_mutant_is_told_fits(lesson):
-    messages = [
-        result.verdict.message
-        for mutant in MUTANTS[lesson]
-        for result in judged(lesson, mutant.apply(solution_answers(lesson)))
-        if not result.verdict.passed
-    ]
-    assert any(len(one_line(message)) > WIDTH for message in messages), "no message needed wrapping"
-    assert [message for message in messages if not fits(message)] == []

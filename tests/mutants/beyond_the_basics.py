@@ -130,7 +130,6 @@ MUTANTS = [
             "which makes backward refuse, watches the copy",
             "setup_context saved a tensor with no history",
         ),
-        by_nbgrader=True,
     ),
     # .data shares the input's memory but not its version counter: backward runs on the changed values.
     _scaled_square(
@@ -152,7 +151,6 @@ MUTANTS = [
             "refuse: it may be kept as an attribute of ctx, saved as a copy, or recomputed from other saved "
             "tensors"
         ),
-        by_nbgrader=True,
     ),
     # The formula is right, but torch's batched gradients (gradcheck's check_batched_grad) cannot batch
     # einsum, and the brief asks for a batch of grad_outs.
@@ -211,14 +209,12 @@ MUTANTS = [
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return [grad_x, grad_w]"),
         says=("Autograd counts a list, or a tensor returned alone, as one", "backward returned a list of 2"),
-        by_nbgrader=True,
     ),
     _scaled_square(
         "sums_grad_w_to_a_scalar",
         {_FIRST, _SECOND},
         (_GRAD_W, "grad_w = (grad_out * x**2).sum() if ctx.needs_input_grad[1] else None"),
         says="each gradient backward returns has the shape of its input",
-        by_nbgrader=True,
     ),
     # Every derivative is right one gradient at a time; vmap has no batching rule for detach, so the batched
     # backward of gradcheck's check_batched_grad raises, and the second derivatives are lost.
@@ -255,7 +251,6 @@ MUTANTS = [
         {_FORWARD, _FIRST, _SECOND},
         ("return w * x**2", "x.mul_(1)\n        return w * x**2"),
         says="forward changed x in place (as x.pow_(2) or x.mul_(1) do), which the caller still holds",
-        by_nbgrader=True,
     ),
     # Marked dirty, the in-place forward runs, but torch refuses to change a leaf that requires grad; the
     # version check's test calls it on copies, where it may, and backward refuses as it should.
@@ -411,7 +406,6 @@ MUTANTS = [
             "the derivative formula in backward is wrong",
             "in x is already wrong (it should be 2 * w * x)",
         ),
-        by_nbgrader=True,
     ),
     # forward saved w, so the feedback blames the formula, not the saving.
     _scaled_square(
@@ -428,7 +422,6 @@ MUTANTS = [
         (_SAVED, "x, w, out = ctx.saved_tensors"),
         (_GRAD_X, _GRAD_X.replace("grad_out * 2 * w * x", "grad_out * 2 * out / x")),
         says="a division by x, which is 0 there",
-        by_nbgrader=True,
     ),
     _scaled_square(
         "zeros_instead_of_none",
@@ -550,7 +543,6 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, "        ctx.mark_dirty(inputs)\n"),
         says="such as the tuple inputs: pass the tensors themselves, one argument each",
-        by_nbgrader=True,
     ),
     # mark_dirty says x was changed, so its new values must be what forward returns.
     _tanh_in_place(
@@ -604,7 +596,6 @@ MUTANTS = [
             "setup_context saved a tensor with no history: an intermediate it computed (setup_context "
             "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself",
         ),
-        by_nbgrader=True,
     ),
     _tanh_in_place(
         "saves_a_copy_of_the_output",
@@ -635,7 +626,6 @@ MUTANTS = [
             "backward returns a list where autograd wants a tensor",
             "for one input, the tensor itself or a tuple of one",
         ),
-        by_nbgrader=True,
     ),
     # The value is right: only the feedback on the caller's gradient can blame the backward alone.
     _tanh_in_place(
@@ -658,7 +648,6 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says="was taken of a tensor that already holds tanh(x)",
-        by_nbgrader=True,
     ),
     # The output is saved, as it should be, then taken tanh of again: the numbers are those of the input's.
     _tanh_in_place(
@@ -681,7 +670,6 @@ MUTANTS = [
             "setup_context saved a new tensor with ctx.save_for_backward, not the output",
             "Likely cause: its first derivative is 1 - tanh(tanh(x))**2",
         ),
-        by_nbgrader=True,
     ),
     # The first derivative names it, before gradgradcheck's leaf grad_out would refuse it.
     _tanh_in_place(
