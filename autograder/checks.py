@@ -165,15 +165,19 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
         name: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         batched: bool = False,
+        mistakes: dict[str, Callable] | None = None,
     ) -> None:
         _reference_names(reference)
         if batched and kind == "forward":
             raise TypeError("batched is for the checks of a derivative: forward has no backward to batch")
+        if mistakes and kind == "forward":
+            raise TypeError("mistakes are for the checks of a derivative: check_result names forward's")
         _ask(
             kind,
             function,
             reference,
             None,
+            mistakes,
             name=name or _name_of(function),
             randomized=randomized,
             low=low,
@@ -190,6 +194,8 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
     fresh shapes and values in the checker process: hidden tests use it so that hard-coded answers fail.
     `batched=True` (a derivative's check) also feeds backward a batch of incoming gradients under vmap,
     as gradcheck's check_batched_grad does: for a Function the lesson runs under torch.func.
+    `mistakes` (a derivative's check) maps the cause of a slip in backward to a plain torch function with
+    the slip's first derivatives: a wrong gradient equal to its gradient is told with that cause.
     Raises AssertionError saying what is wrong, where, and the likely mistake.
     """
     return check

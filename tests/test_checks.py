@@ -1094,6 +1094,45 @@ def test_second_function_dropping_the_incoming_gradient_is_named():
     assert "must return a gradient for the incoming gradient it was given too, not None" in message
 
 
+class SquareDetachingGradOut(Square):
+    """x**2 with a backward that detaches grad_out: right first derivatives, none in grad_out after."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out.detach() * 2 * x
+
+
+def test_detached_grad_out_is_named_and_no_second_function_is_blamed():
+    message = failure(check_second_derivative, SquareDetachingGradOut.apply, lambda x: x**2)
+    assert message.startswith("Second derivative with respect to grad_out is wrong")
+    assert "the gradient with respect to grad_out is lost: backward uses `.detach()`" in message
+    assert "Function" not in message.split("Likely cause:")[1]
+
+
+class SquareBackwardOfTheCube(Square):
+    """x**2 with the cube's derivative, 3 x**2, in backward."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 3 * x**2
+
+
+def test_a_known_slip_in_backward_is_named_by_its_cause():
+    mistakes = {"backward gives the cube's derivative.": lambda x: x**3, "never this.": lambda x: -x}
+    message = failure(
+        check_first_derivative, SquareBackwardOfTheCube.apply, lambda x: x**2, mistakes=mistakes
+    )
+    assert "Likely cause: backward gives the cube's derivative." in message
+    assert "never this" not in message
+
+
+def test_mistakes_are_refused_by_the_forward_check():
+    with pytest.raises(TypeError, match="mistakes are for the checks of a derivative"):
+        check_forward(Square.apply, lambda x: x**2, mistakes={"never.": lambda x: x})
+
+
 def test_second_function_returning_too_few_gradients_is_reported_not_crashed():
     message = failure(check_second_derivative, cube_through(ScaledCubeOneGradient), lambda x: x**3)
     assert message.startswith("Second derivative: differentiating the gradient of Cube on x of shape ()")

@@ -126,7 +126,13 @@ def _plan_in_child(header: dict, test: bytes):
         if header["kind"] == "result":
             return plan.plan_result(reference, builder, header["randomized"], mistakes)
         return plan.plan_function(
-            header["kind"], reference, header["randomized"], header["low"], header["high"], header["batched"]
+            header["kind"],
+            reference,
+            header["randomized"],
+            header["low"],
+            header["high"],
+            header["batched"],
+            mistakes,
         )
 
     return work

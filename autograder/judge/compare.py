@@ -213,6 +213,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
             if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
+    if cause := _known_mistake(keep, all_grads[1]):
+        return cause
     grad_outs = keep["grad_outs"]
     if (
         len(outputs) == 1
@@ -247,6 +249,17 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     ):
         return hint
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
+
+
+def _known_mistake(keep: dict, got: list) -> str:
+    """The cause of the test's known slip whose gradients equal every gradient backward gave, or ""."""
+    for mistake in keep.get("mistakes", ()):
+        if all(
+            isinstance(g, torch.Tensor) and not mismatch(w, g, [], [])
+            for w, g in zip(mistake["grads"], got, strict=True)
+        ):
+            return f"Likely cause: {mistake['cause']}"
+    return ""
 
 
 def _passes_torchs_checks(name, names, expected, measurement, checker: str, what: str) -> None:
@@ -305,6 +318,20 @@ def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> st
     )
 
 
+def _lost_incoming_gradient(label: str, record: dict) -> str:
+    """Why the second derivative with respect to an incoming gradient is zero, by what backward's code
+    and graph show: a call that leaves the graph, or a second Function it calls."""
+    lost = f"Likely cause: the gradient with respect to {label} is lost"
+    if untracked := record.get("untracked_hint"):
+        return f"{lost}: {untracked.removeprefix('Likely cause: ')}"
+    if called := record.get("called_functions"):
+        return (
+            f"{lost}. backward calls {', '.join(called)}, whose backward must return a gradient for the "
+            "incoming gradient it was given too, not None or zero."
+        )
+    return f"{lost}: backward must compute its result from {label} with torch operations autograd records."
+
+
 def compare_second_derivative(name, names, expected, measurement, where) -> None:
     for keep, record in _samples_of(expected, measurement):
         outputs = _outputs(name, keep, record)
@@ -312,9 +339,10 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         _backward_error(record)
         got = [_node(g) for g in record["grads"]]
         if any(g is None or mismatch(w, g, [], []) for w, g in zip(keep["grads"], got, strict=True)):
+            cause = _known_mistake(keep, got)
             raise FailedCheckError(
                 f"Second derivative: the first derivative of {name} is already wrong "
-                "(see the first-derivative check); fix it first."
+                f"(see the first-derivative check); fix it first.{' ' + cause if cause else ''}"
             )
         inputs = keep["inputs"]
         at = f"{name} on {samples.describe(names, inputs)}"
@@ -346,11 +374,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             if label in names and zero and not extras_hint:
                 raise FailedCheckError(_cut_message(at, names, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
-                extras_hint = (
-                    f"Likely cause: the gradient with respect to {label} is lost. If backward calls a "
-                    "second Function, that Function's backward must return a gradient for the incoming "
-                    "gradient it was given too, not None or zero."
-                )
+                extras_hint = _lost_incoming_gradient(label, record)
             hint = (
                 extras_hint
                 or hints.missing_factor(
@@ -605,6 +629,11 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
         )
     if ways.get("numpy") is True:
         causes.append("it computes with NumPy, which autograd cannot record")
+    if ways.get("copies_in_setup_context") is True:
+        causes.append(
+            "setup_context saves a copy (output.clone()); it runs with grad disabled, so the copy has no "
+            "history and what a rule computes from it is cut from the inputs: save the output itself"
+        )
     advice = (
         " With create_graph=True autograd records the gradient, so it can be differentiated again."
         if without_create_graph

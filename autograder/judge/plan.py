@@ -54,11 +54,29 @@ def _at_swapped_inputs(reference: Callable, inputs: tuple, grad_outs: list) -> l
     return [g.detach() for g in _zeros_for_none(grads, swapped)]
 
 
+def _mistaken_gradients(mistakes: dict[str, Callable], inputs, grad_outs) -> list[dict]:
+    """Each known slip's cause with the gradients its function gives for the sample's incoming gradients:
+    a backward giving the same has, most likely, made that slip."""
+    made = []
+    for cause, wrong in mistakes.items():
+        leaves = [x.detach().requires_grad_() for x in inputs]
+        grads = torch.autograd.grad(_outputs(wrong(*leaves)), leaves, grad_outs, allow_unused=True)
+        made.append({"cause": cause, "grads": [g.detach() for g in _zeros_for_none(grads, leaves)]})
+    return made
+
+
 def plan_function(
-    kind: str, reference: Callable, randomized: bool, low: float, high: float, batched: bool = False
+    kind: str,
+    reference: Callable,
+    randomized: bool,
+    low: float,
+    high: float,
+    batched: bool = False,
+    mistakes: dict[str, Callable] | None = None,
 ) -> dict:
     """Inputs for a Function's check, with the reference's outputs and derivatives on each of them;
-    `batched` asks the probe for backward under vmap too."""
+    `batched` asks the probe for backward under vmap too; `mistakes` adds the first derivatives of known
+    slips, to name them."""
     names = argument_names(reference)
     gen = samples.generator(randomized)
     probe, expected = [], []
@@ -74,6 +92,8 @@ def plan_function(
             grads = _zeros_for_none(grads, inputs)
             sample["grad_outs"] = keep["grad_outs"] = [g.detach() for g in grad_outs]
             keep["grads"] = [g.detach() for g in grads]
+            if mistakes:
+                keep["mistakes"] = _mistaken_gradients(mistakes, inputs, keep["grad_outs"])
             if not second and (exchanged := _exchanged(reference, inputs, grad_outs)) is not None:
                 keep["exchanged"] = exchanged
             if not second and (swapped := _at_swapped_inputs(reference, inputs, grad_outs)) is not None:

@@ -237,7 +237,8 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
         else:
             low, high = options.pop("low", -2.0), options.pop("high", 2.0)
             batched = call.kind != "forward" and options.pop("batched", False)
-            made = plan.plan_function(call.kind, call.reference, randomized, low, high, batched)
+            mistakes = options.pop("mistakes", None)
+            made = plan.plan_function(call.kind, call.reference, randomized, low, high, batched, mistakes)
             where, builder = "", None
         if options:
             raise TestCellError(f"{call.kind} check got options it does not take: {sorted(options)}")

@@ -117,7 +117,23 @@ def ways_out_of_the_graph(function) -> dict:
         "numpy": uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
+        "copies_in_setup_context": _copies_in_setup_context(function, names),
     }
+
+
+# Calls that give a new tensor with the values of another: in setup_context, one without a history.
+_COPYING = {"clone", "copy_", "contiguous"}
+
+
+def _copies_in_setup_context(function, names: set[str]) -> bool:
+    """Whether a Function the code reaches by name copies a tensor in setup_context, which runs with grad
+    disabled: the copy it saves has no history, so what a rule computes from it is cut from the inputs."""
+    for name in names & set(getattr(function, "__globals__", {})):
+        setup = getattr(function.__globals__[name], "setup_context", None)
+        code = getattr(setup, "__code__", None)
+        if code is not None and _COPYING & set(code.co_names):
+            return True
+    return False
 
 
 def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
@@ -135,6 +151,13 @@ def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
             names.append(cls.__name__)
         pending.extend(following for following, _ in node.next_functions)
     return names
+
+
+def functions_backward_calls(output: torch.Tensor, grads) -> list[str]:
+    """The custom Functions, other than the one behind `output`, that the gradients its backward returned
+    (with create_graph=True) were computed through: only then can a lost second derivative be theirs."""
+    own = function_class(output)
+    return [name for name in functions_on_the_way(list(grads)) if own is None or name != own.__name__]
 
 
 def _tensors_in(value) -> Iterator[torch.Tensor]:

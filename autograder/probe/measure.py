@@ -290,6 +290,7 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
         record["cut_hint"] = diagnose.cut_from_graph(outputs[0])
         record["untracked_hint"] = diagnose.untracked_in_backward(outputs[0])
         record["computed_on_ctx_hint"] = diagnose.computed_on_ctx(outputs[0], inputs)
+        record["called_functions"] = diagnose.functions_backward_calls(outputs[0], grads)
     if not any(g.requires_grad for g in grads):
         return
     variables = (*inputs, *grad_outs)

@@ -206,6 +206,20 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * (1 - result.data**2)"),
         says=("backward uses `.data`", "for torch.autograd.forward_ad though not for torch.func, .data"),
     ),
+    # vmap cannot detach the batched incoming gradients, and a detached grad_out has no second derivative.
+    _tanh(
+        "backward_detaches_grad_out",
+        {_FIRST, _SECOND},
+        (_BACKWARD, "return grad_out.detach() * (1 - result**2)"),
+        says="the gradient with respect to grad_out is lost: backward uses `.detach()`",
+    ),
+    # setup_context runs with grad disabled: the clone has no history, so only reverse over forward sees it.
+    _tanh(
+        "saves_a_copy_for_forward",
+        {_REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_FORWARD, "        ctx.save_for_forward(output.clone())\n"),
+        says="setup_context saves a copy (output.clone()); it runs with grad disabled",
+    ),
     _tanh(
         "backward_detaches_the_saved_output",
         {_SECOND, _FORWARD_OVER_REVERSE},
@@ -233,6 +247,14 @@ MUTANTS = [
         (_LOAD + "\n        return x_t", "(_, result) = ctx.saved_tensors\n        return x_t"),
         says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
     ),
+    # The reverse: backward's two saved tensors are batched by the one ctx.save_for_forward recorded.
+    _tanh(
+        "saves_the_input_for_backward_too",
+        {_REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_BACKWARD, "        ctx.save_for_backward(inputs[0], output)\n"),
+        (_LOAD + "\n        return grad_out", "(_, result) = ctx.saved_tensors\n        return grad_out"),
+        says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
+    ),
     _tanh(
         "jvp_misses_its_parentheses",
         _EVERY_FORWARD_MODE,
@@ -258,7 +280,7 @@ MUTANTS = [
         "saves_the_input_with_the_output_formula",
         _ALL - {_FORWARD},
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),
-        says="reads the saved input as if it were the output",
+        says=("backward reads the saved input as if it were the output", "jvp reads the saved input"),
     ),
     _tanh(
         "patches_the_checks",
@@ -280,6 +302,9 @@ INSTRUCTIONS = {
         "tanh_from_the_saved_input"
     ),
     "Give both calls the same number of tensors": "saves_the_input_for_forward_too",
+    "So if either call saves the input too, `torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fails": (
+        "saves_the_input_for_backward_too"
+    ),
     "it passes if backward then refuses to run, as autograd makes it do for an output saved with "
     "`ctx.save_for_backward`, or gives the gradient it gave before the change": "saves_the_output_on_ctx",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
