@@ -57,10 +57,7 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
         if "detach" in used and _detaches_only_into_leaves(current):
             used = (used - {"detach"}) | {_FRESH_LEAF}
         names.update(used)
-        # A call's keyword names are a constant tuple of strings.
-        names.update(
-            f"{k}=" for c in current.co_consts if isinstance(c, tuple) for k in c if isinstance(k, str)
-        )
+        names.update(f"{k}=" for k in _keywords_passed(current))
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     uses_numpy = "numpy" in names
     for name in names & set(function.__globals__):
@@ -86,6 +83,40 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
 _FRESH_LEAF = "detach().requires_grad_"
 # What may stand between a method's load and the next one chained to its result.
 _CALLING = {"PRECALL", "CALL", "CACHE"}
+
+
+# Instructions that push one value each: a call's keyword values, when every one is one of these, are
+# the instructions right before the tuple of its keyword names.
+_SINGLE_PUSHES = {"LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL"}
+
+
+def _keywords_passed(code: types.CodeType) -> set[str]:
+    """The keywords the calls in `code` (not its nested functions) pass, but for one given a false
+    constant (create_graph=False), which to the function called is the same as leaving it out. A value
+    that is not a plain load counts as passed: the code shows no more."""
+    instructions = list(dis.get_instructions(code))
+    passed = set()
+    for n in range(len(instructions)):
+        keywords = _keyword_names(code, instructions, n)
+        values = instructions[max(n - len(keywords), 0) : n]
+        if len(values) != len(keywords) or any(v.opname not in _SINGLE_PUSHES for v in values):
+            passed.update(keywords)
+            continue
+        passed.update(
+            k for k, v in zip(keywords, values, strict=True) if v.opname != "LOAD_CONST" or v.argval
+        )
+    return passed
+
+
+def _keyword_names(code: types.CodeType, instructions: list[dis.Instruction], n: int) -> tuple[str, ...]:
+    """The keyword names of the call instructions[n] names them for: KW_NAMES up to Python 3.12, a
+    constant loaded right before CALL_KW from 3.13; () for any other instruction."""
+    instruction = instructions[n]
+    if instruction.opname == "KW_NAMES":
+        return code.co_consts[instruction.arg]
+    if n + 1 < len(instructions) and instructions[n + 1].opname == "CALL_KW":
+        return instruction.argval
+    return ()
 
 
 def _detaches_only_into_leaves(code: types.CodeType) -> bool:

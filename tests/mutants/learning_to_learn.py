@@ -39,6 +39,13 @@ MUTANTS = [
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
         says=("create_graph=True", _IN_INNER_STEP),
     ),
+    # Spelled out, create_graph=False is the same as leaving it out, and named the same.
+    _inner(
+        "inner_step_passes_create_graph_false",
+        _THROUGH_THE_STEP,
+        (_GRADS, _GRADS.replace("create_graph=True", "create_graph=False")),
+        says=("a gradient without create_graph=True", _IN_INNER_STEP),
+    ),
     _inner(
         "inner_step_runs_the_network_on_its_own_parameters",
         _FROM_OTHER_PARAMS,
@@ -51,8 +58,10 @@ MUTANTS = [
         (_STEP, "(param - lr * grad).detach()"),
         says=".detach()",
     ),
-    _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says="climbs"),
-    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says="leaves out lr"),
+    _inner(
+        "inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says=("climbs", _IN_INNER_STEP)
+    ),
+    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says=("leaves out lr", _IN_INNER_STEP)),
     _inner(
         "inner_step_updates_data_in_place",
         _ALL,
@@ -80,7 +89,7 @@ MUTANTS = [
         "inner_step_fills_grad_with_backward",
         _ALL,
         (_GRADS, "loss.backward(create_graph=True)\n    grads = [param.grad for param in params.values()]"),
-        says="which should stay None",
+        says=("which should stay None", _IN_INNER_STEP),
     ),
     _inner(
         "patches_the_checks",
@@ -92,7 +101,7 @@ MUTANTS = [
         "inner_step_sums_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y) ** 2).sum()"),
-        says="the support loss adds the squared errors up (.sum())",
+        says=("the support loss adds the squared errors up (.sum())", _IN_INNER_STEP),
     ),
     _inner(
         "inner_step_differentiates_the_networks_own_parameters",
@@ -142,7 +151,7 @@ MUTANTS = [
         "inner_step_halves_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
-        says="the support loss is halved",
+        says=("the support loss is halved", _IN_INNER_STEP),
     ),
     # The first visible check of inner_step's values, and meta_loss's, step by 0.3: not by 0.1, as the others.
     _inner(
@@ -292,6 +301,18 @@ MUTANTS = [
         "meta_loss_squeezes_the_query_target",
         (_QUERY, "functional_call(net, adapted, (x_query,)) - y_query.squeeze()"),
         says="each task's query loss mixes a vector of shape (n,)",
+    ),
+    _meta(
+        "meta_loss_swaps_support_and_query_points",
+        (_ADAPT, "adapted = inner_step(net, params, x_query, y_query, lr)"),
+        (_QUERY, "functional_call(net, adapted, (x,)) - y"),
+        says="the two swapped",
+    ),
+    # The tests never hand meta_loss five tasks.
+    _meta(
+        "meta_loss_divides_by_five_tasks",
+        ("torch.stack(losses).mean()", "torch.stack(losses).sum() / 5"),
+        says="divided by 5 written in",
     ),
     _meta(
         "meta_loss_of_the_last_task",
