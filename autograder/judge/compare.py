@@ -560,10 +560,16 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 "instead and leaves .grad alone."
             )
         if want is not None and got is None:
+            known = _mistakes_leaving(expected, measurement["leaf_grads"])
             raise FailedCheckError(
-                f"{name} left {label}.grad empty (None). Likely cause: torch.autograd.grad returns "
-                "gradients without storing them, and .backward() is what stores them in .grad; or .grad was "
-                "cleared (zero_grad(), .grad = None) after the backward calls."
+                f"{name} left {label}.grad empty (None). Likely cause: "
+                + (
+                    "\n".join(_one_of(known))
+                    if known
+                    else "torch.autograd.grad returns gradients without storing them, and .backward() is "
+                    "what stores them in .grad; or .grad was cleared (zero_grad(), .grad = None) after the "
+                    "backward calls."
+                )
             )
         problem = want is not None and mismatch(want, got, [], [])
         if problem:

@@ -772,6 +772,10 @@ _ERROR_HINTS = {
         "changes its input in place, run again on it); compute into a new tensor instead."
     ),
     "'tuple' and 'Tensor'": _GRAD_RETURNS_A_TUPLE,
+    "for +=: 'NoneType' and 'Tensor'": (
+        "\nLikely cause: += on a value that is None, such as p.grad += g: .grad is None until a first "
+        "backward fills it. Use p.grad = g if p.grad is None else p.grad + g, or let backward do the adding."
+    ),
     "'Tensor' and 'tuple'": _GRAD_RETURNS_A_TUPLE,
     "refers to a single memory location": (
         "\nLikely cause: backward changes grad_out in place (grad_out.mul_(...), grad_out *= ...), and "

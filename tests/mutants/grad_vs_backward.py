@@ -171,6 +171,12 @@ MUTANTS = [
         (_BOTH_BACKWARDS, "(y + f).backward()"),
         says="only y's gradient was added",
     ),
+    # inputs= without b2: b2's .grad stays None, or keeps what an earlier backward left.
+    _accumulate(
+        "accumulate_leaves_the_bias_out_of_inputs",
+        (_BOTH_BACKWARDS, "(y + f).backward(inputs=[net.linear1.weight, net.linear2.weight])"),
+        says="backward's inputs= list leaves out parameters (here b2)",
+    ),
     _accumulate(
         "accumulate_subtracts_f",
         (_BOTH_BACKWARDS, "(y - f).backward()"),
@@ -253,7 +259,7 @@ INSTRUCTIONS = {
     "both tensors": "derivatives_return_items",
     "shaped like `w1`, (1, 1)": "derivatives_squeeze_the_results",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
-    "The tests refuse the other route": "hidden_backward_into_hidden_grad",
+    "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
     "Prefer `torch.autograd.grad` for `f`": "accumulate_f_through_backward",
     "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
     "add to every parameter's `.grad` the gradient of `y` and the gradient of `f = dy/dl`": (
