@@ -56,6 +56,17 @@ def derivatives_without_create_graph(net, x):
     return first, second
 
 
+def first_derivative(net, x):
+    """dy/dw1, recorded: what differentiates again."""
+    _, y = net(x)
+    return torch.autograd.grad(y, net.linear1.weight, create_graph=True)[0]
+
+
+def first_derivative_with_create_graph_false(net, x):
+    _, y = net(x)
+    return torch.autograd.grad(y, net.linear1.weight, create_graph=False)[0]
+
+
 def derivatives_hard_coded(net, x):
     return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)
 
@@ -256,6 +267,12 @@ def test_differentiating_a_gradient_made_without_create_graph_names_the_cause():
     assert "computed without create_graph=True" in message
     # Where a wrong value's message says what the function was called with: last, after the likely cause.
     assert message.endswith("differentiate again. when called with the net, x that `lesson_net` builds")
+
+
+def test_create_graph_false_spelled_out_is_named_as_create_graph_left_out():
+    """The code names the keyword, but its value is False: the cause is the same as leaving it out."""
+    message = failure(first_derivative_with_create_graph_false, first_derivative, lesson_net)
+    assert "it takes a gradient without create_graph=True" in message
 
 
 def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():

@@ -70,4 +70,14 @@ def derivatives_at(net, x):
             "        parameter.grad += g",
         ),
     ),
+    # The form the hint for += on a None .grad suggests.
+    _accumulate(
+        "accumulate_into_new_tensors_by_hand",
+        (
+            _BOTH_BACKWARDS,
+            "parameters = list(net.parameters())\n"
+            "    for parameter, g in zip(parameters, torch.autograd.grad((y + f).sum(), parameters)):\n"
+            "        parameter.grad = g if parameter.grad is None else parameter.grad + g",
+        ),
+    ),
 ]
