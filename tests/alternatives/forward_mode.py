@@ -70,6 +70,16 @@ class Tanh(torch.autograd.Function):
             "(_, result) = ctx.saved_tensors\n        return x_t",
         ),
     ),
+    # Counts that differ, save_for_backward last: its count serves backward, and no check runs jvp under
+    # vmap but jacfwd(jacfwd(...)), which PyTorch does not support through a Function anyway.
+    _tanh(
+        "tanh_saves_the_input_for_backward_last",
+        (_SAVE, "ctx.save_for_forward(output)\n        ctx.save_for_backward(inputs[0], output)"),
+        (
+            "(result,) = ctx.saved_tensors\n        return grad_out",
+            "(_, result) = ctx.saved_tensors\n        return grad_out",
+        ),
+    ),
     _tanh(
         "tanh_from_the_saved_input",
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),

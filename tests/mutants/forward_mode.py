@@ -301,10 +301,9 @@ INSTRUCTIONS = {
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
-    "Give both calls the same number of tensors": "saves_the_input_for_forward_too",
-    "So if either call saves the input too, `torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fails": (
-        "saves_the_input_for_backward_too"
-    ),
+    "Prefer giving both calls the same number of tensors": "tanh_saves_the_input_for_backward_last",
+    "when the counts differ and `save_for_forward` comes last, "
+    "`torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fails": "saves_the_input_for_forward_too",
     "it passes if backward then refuses to run, as autograd makes it do for an output saved with "
     "`ctx.save_for_backward`, or gives the gradient it gave before the change": "saves_the_output_on_ctx",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
