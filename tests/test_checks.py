@@ -1128,6 +1128,21 @@ def test_a_known_slip_in_backward_is_named_by_its_cause():
     assert "never this" not in message
 
 
+def test_two_known_slips_giving_the_same_gradient_are_both_named():
+    mistakes = {
+        "backward gives the cube's derivative.": lambda x: x**3,
+        "backward differentiates x**3 + 1.": lambda x: x**3 + 1,
+        "never this.": lambda x: -x,
+    }
+    message = failure(
+        check_first_derivative, SquareBackwardOfTheCube.apply, lambda x: x**2, mistakes=mistakes
+    )
+    assert (
+        "Likely cause: backward gives the cube's derivative. Or: backward differentiates x**3 + 1." in message
+    )
+    assert "never this" not in message
+
+
 def test_mistakes_are_refused_by_the_forward_check():
     with pytest.raises(TypeError, match="mistakes are for the checks of a derivative"):
         check_forward(Square.apply, lambda x: x**2, mistakes={"never.": lambda x: x})

@@ -252,14 +252,10 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
 
 
 def _known_mistake(keep: dict, got: list) -> str:
-    """The cause of the test's known slip whose gradients equal every gradient backward gave, or ""."""
-    for mistake in keep.get("mistakes", ()):
-        if all(
-            isinstance(g, torch.Tensor) and not mismatch(w, g, [], [])
-            for w, g in zip(mistake["grads"], got, strict=True)
-        ):
-            return f"Likely cause: {mistake['cause']}"
-    return ""
+    """The causes of the test's known slips whose gradients equal every gradient backward gave, as one
+    "Likely cause:" (each after "Or:" where several give the same), or ""."""
+    causes = _mistakes_giving(keep.get("mistakes", []), "grads", got)
+    return "Likely cause: " + "\n".join(_one_of(causes)) if causes else ""
 
 
 def _passes_torchs_checks(name, names, expected, measurement, checker: str, what: str) -> None:
@@ -533,6 +529,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
+    known = _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"])
     for label, want_tree, got_tree, kept in zip(
         expected["leaves"],
         expected["leaf_grads"],
@@ -560,7 +557,6 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 "instead and leaves .grad alone."
             )
         if want is not None and got is None:
-            known = _mistakes_leaving(expected, measurement["leaf_grads"])
             raise FailedCheckError(
                 f"{name} left {label}.grad empty (None). Likely cause: "
                 + (
@@ -573,7 +569,7 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             )
         problem = want is not None and mismatch(want, got, [], [])
         if problem:
-            causes = _mistakes_leaving(expected, measurement["leaf_grads"]) or [
+            causes = known or [
                 ".grad adds up over backward calls; check which results you call .backward() on, and that "
                 "nothing is zeroed in between or counted twice."
             ]
@@ -581,22 +577,29 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
 
 
-def _mistakes_leaving(expected: dict, leaf_grads: list) -> list[str]:
-    """The causes of the known mistakes that leave in every .grad what the answer left."""
-
-    def same(want, got) -> bool:
-        want, got = _node(want), _node(got)
-        if want is None or got is None:
-            return want is None and got is None
-        return not mismatch(want, got, [], [])
-
+def _mistakes_giving(mistakes: list[dict], key: str, got: list) -> list[str]:
+    """The causes of the known mistakes whose `key` (the gradients backward gives, or what is left in each
+    .grad) is, tensor for tensor, what the answer gave; a mistake that gives no tensor names nothing."""
     return [
         arrays.text(mistake["cause"])
-        for mistake in expected.get("mistakes", [])
-        if "leaf_grads" in mistake
-        and any(_node(grad) is not None for grad in mistake["leaf_grads"])
-        and all(same(w, g) for w, g in zip(mistake["leaf_grads"], leaf_grads, strict=True))
+        for mistake in mistakes
+        if key in mistake
+        and any(_value(tensor) is not None for tensor in mistake[key])
+        and all(_same(w, g) for w, g in zip(mistake[key], got, strict=True))
     ]
+
+
+def _value(value):
+    """A value as planned or already read from a measurement, or read from a measured tree."""
+    return _node(value) if isinstance(value, dict) else value
+
+
+def _same(want, got) -> bool:
+    """Equal as the checks compare tensors; None equals only None."""
+    want, got = _value(want), _value(got)
+    if want is None or got is None:
+        return want is None and got is None
+    return isinstance(got, torch.Tensor) and not mismatch(want, got, [], [])
 
 
 def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
@@ -724,8 +727,8 @@ def _mistaken_gradients(name: str, expected: dict, gotten: list) -> str | None:
             _compare_returned(name, expected["result"], mistake["result"], "the result", {})
         except FailedCheckError:
             continue
-        if not any(
-            mismatch(m, torch.zeros_like(m) if g is None else g, [], [])
+        if all(
+            _same(m, torch.zeros_like(m) if g is None else g)
             for m, g in zip(mistake["flow"], gotten, strict=True)
         ):
             return arrays.text(mistake["cause"])
