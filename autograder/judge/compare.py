@@ -638,10 +638,16 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
         )
     if ways.get("numpy") is True:
         causes.append("it computes with NumPy, which autograd cannot record")
-    if ways.get("copies_in_setup_context") is True:
+    copies = ways.get("copies_in_setup_context")
+    copies = (
+        [arrays.text(call) for call in copies if isinstance(call, str)] if isinstance(copies, list) else []
+    )
+    if copies:
         causes.append(
-            "setup_context saves a copy (output.clone()); it runs with grad disabled, so the copy has no "
-            "history and what a rule computes from it is cut from the inputs: save the output itself"
+            f"setup_context saves a tensor made with {' or '.join(copies)} in place of the output itself. "
+            "setup_context runs with grad disabled, before autograd links the output into the graph, so "
+            "only the output saved as it is gets a history; a tensor made there has none, and what a rule "
+            "computes from it is cut from the inputs: save the output itself"
         )
     advice = (
         " With create_graph=True autograd records the gradient, so it can be differentiated again."

@@ -39,13 +39,16 @@ def function_class(output: torch.Tensor) -> type | None:
     return getattr(output.grad_fn, "_forward_cls", None)
 
 
-def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[set[str], bool]:
+def _names_used(
+    function, depth: int = 2, into_classes: bool = False, skipping: frozenset[str] = frozenset()
+) -> tuple[set[str], bool]:
     """Attribute and global names a function uses, and the keywords it passes (as `create_graph=`),
     following plain helper functions it calls, except the grader's own.
 
     Returns the names and whether NumPy is among the globals it reaches. Other Functions it calls
     (`CubeBackward.apply`) are not followed, unless `into_classes`: calling one is the cure, not the
-    disease, for a backward; for a result, the Function's rules are part of how it was computed.
+    disease, for a backward; for a result, the Function's rules are part of how it was computed. Their
+    methods named in `skipping` are not followed.
     """
     code = getattr(function, "__code__", None)
     if code is None:
@@ -69,10 +72,10 @@ def _names_used(function, depth: int = 2, into_classes: bool = False) -> tuple[s
         ours = getattr(value, "__module__", "").startswith("autograder")
         helpers = [value] if isinstance(value, types.FunctionType) and not ours else []
         if into_classes and isinstance(value, type) and value.__module__ == function.__module__:
-            helpers = [getattr(v, "__func__", v) for v in vars(value).values()]
+            helpers = [getattr(v, "__func__", v) for k, v in vars(value).items() if k not in skipping]
         for helper in helpers if depth > 0 else []:
             if isinstance(helper, types.FunctionType):
-                helper_names, helper_numpy = _names_used(helper, depth - 1, into_classes)
+                helper_names, helper_numpy = _names_used(helper, depth - 1, into_classes, skipping)
                 names |= helper_names
                 uses_numpy |= helper_numpy
     return names, uses_numpy
@@ -140,31 +143,48 @@ def ways_out_of_the_graph(function) -> dict:
     names only causes the answer can have: the calls that cut it from the graph, whether its only
     .detach() makes new leaves (`x.detach().requires_grad_()`), NumPy, and whether it takes a gradient
     in reverse mode and passes create_graph anywhere. Read off the code, following the helpers and the
-    notebook's own classes (a Function's rules) it reaches."""
+    notebook's own classes (a Function's rules) it reaches. A copy setup_context makes is its own cause:
+    the copy, not the call that made it, is what has no history there."""
     names, uses_numpy = _names_used(function, into_classes=True)
+    copies = _copies_in_setup_context(function, names)
+    elsewhere, _ = _names_used(function, into_classes=True, skipping=frozenset({"setup_context"}))
     return {
-        "calls": [text for name, text in _CUTTING_CALLS.items() if name in names],
+        "calls": [
+            text
+            for name, text in _CUTTING_CALLS.items()
+            if name in elsewhere or (name in names and text not in copies)
+        ],
         "fresh_leaves": _FRESH_LEAF in names,
         "numpy": uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
-        "copies_in_setup_context": _copies_in_setup_context(function, names),
+        "copies_in_setup_context": copies,
     }
 
 
-# Calls that give a new tensor with the values of another: in setup_context, one without a history.
-_COPYING = {"clone", "copy_", "contiguous"}
+# Calls that give a new tensor with the values of another, as the feedback spells them: in setup_context,
+# one without a history.
+_COPYING = {
+    "clone": "`.clone()`",
+    "copy_": "`.copy_()`",
+    "contiguous": "`.contiguous()`",
+    "detach": "`.detach()`",
+    "detach_": "`.detach_()`",
+    "data": "`.data`",
+}
 
 
-def _copies_in_setup_context(function, names: set[str]) -> bool:
-    """Whether a Function the code reaches by name copies a tensor in setup_context, which runs with grad
-    disabled: the copy it saves has no history, so what a rule computes from it is cut from the inputs."""
+def _copies_in_setup_context(function, names: set[str]) -> list[str]:
+    """The copying calls a Function the code reaches by name makes in setup_context, which runs with grad
+    disabled, before autograd links the output into the graph: the copy it saves has no history, so what a
+    rule computes from it is cut from the inputs, whatever call made it."""
+    found = set()
     for name in names & set(getattr(function, "__globals__", {})):
         setup = getattr(function.__globals__[name], "setup_context", None)
         code = getattr(setup, "__code__", None)
-        if code is not None and _COPYING & set(code.co_names):
-            return True
-    return False
+        if code is not None:
+            found |= _COPYING.keys() & set(code.co_names)
+    return [text for name, text in _COPYING.items() if name in found]
 
 
 def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:

@@ -34,6 +34,16 @@ MUTANTS = [
     _tanh(
         "forward_computes_sin", _ALL, ("return torch.tanh(x)", "return torch.sin(x)"), says="Forward value"
     ),
+    # A forward near tanh: every check that differentiates it says forward is wrong first.
+    _tanh(
+        "forward_forgets_the_sigmoids_factor_two",
+        _ALL,
+        ("return torch.tanh(x)", "return 2 * torch.sigmoid(x) - 1"),
+        says=(
+            "Forward value",
+            "forward itself is wrong (see the forward check): Tanh.apply(x) is not tanh(x)",
+        ),
+    ),
     _tanh(
         "backward_ignores_grad_out",
         {_FIRST, _SECOND},
@@ -119,6 +129,7 @@ MUTANTS = [
             "jvp changes the saved output in place",
             "and backward, which reverse mode runs through to differentiate the tangent, reads that changed "
             "output",
+            "and backward, which forward over reverse differentiates, reads that changed output",
         ),
     ),
     # The whole slope changed into 1 - result**2 in place: the caller's output is no longer tanh(x).
@@ -130,6 +141,7 @@ MUTANTS = [
             "jvp changes the saved output in place",
             "and backward, which reverse mode runs through to differentiate the tangent, reads that changed "
             "output",
+            "and backward, which forward over reverse differentiates, reads that changed output",
         ),
     ),
     # Right without vmap; jacfwd batches x_t, and the slope jvp made has no batch dimension to take it.
@@ -218,7 +230,16 @@ MUTANTS = [
         "saves_a_copy_for_forward",
         {_REVERSE_OVER_FORWARD},
         (_SAVE_FOR_FORWARD, "        ctx.save_for_forward(output.clone())\n"),
-        says="setup_context saves a copy (output.clone()); it runs with grad disabled",
+        says="setup_context saves a tensor made with `.clone()` in place of the output itself",
+    ),
+    # A tanh recomputed in setup_context has no history with or without .detach(): the feedback names the
+    # recomputation, not the .detach() (setup_context runs with grad disabled anyway).
+    _tanh(
+        "jvp_reads_a_tanh_recomputed_in_setup_context",
+        {_REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_FORWARD, "        ctx.t = torch.tanh(inputs[0]).detach()\n"),
+        (_LOAD + "\n        return x_t", "result = ctx.t\n        return x_t"),
+        says="setup_context saves a tensor made with `.detach()` in place of the output itself",
     ),
     _tanh(
         "backward_detaches_the_saved_output",
@@ -230,7 +251,23 @@ MUTANTS = [
         "jvp_forgets_the_square",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result)"),
-        says=("jvp uses 1 - result", "so the Hessian is off too"),
+        says=(
+            "jvp uses 1 - result",
+            "so the Hessian is off too",
+            "Reverse over forward differentiates that tangent: fix it first (see the forward-mode check)",
+        ),
+    ),
+    # The same slip in backward: forward over reverse and reverse over forward differentiate backward's
+    # gradient, and name it as the first-derivative check does.
+    _tanh(
+        "backward_forgets_the_square",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * (1 - result)"),
+        says=(
+            "backward uses 1 - result, not 1 - result**2",
+            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Reverse over forward differentiates the tangent back through backward",
+        ),
     ),
     _tanh(
         "jvp_drops_the_one_minus",
@@ -265,6 +302,7 @@ MUTANTS = [
         "saves_a_detached_output",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(output.detach())\n        ctx.save_for_forward(output.detach())"),
+        says="setup_context saves a tensor made with `.detach()` in place of the output itself",
     ),
     # Forward mode runs through the tanh recomputed under torch.no_grad(): only the reverse passes lose it.
     _tanh(
@@ -321,4 +359,5 @@ INSTRUCTIONS = {
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
+    "Save the output itself, not a copy of it": "saves_a_copy_for_forward",
 }

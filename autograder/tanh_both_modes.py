@@ -1,0 +1,204 @@
+"""What the tests of lesson 07's Tanh, the Function with both rules, backward and jvp, share.
+
+Each slip in writing tanh's derivative is kept here once, as the derivative it gives, so that every test
+cell names it by the same cause, whichever way of differentiating meets it first: a first derivative,
+forward mode, forward over reverse or reverse over forward. What a slip makes of each is derived here from
+that derivative. A check that differentiates Tanh also refuses a wrong forward first: what is
+differentiated then is not tanh, and the forward check names that.
+"""
+
+from collections.abc import Callable
+
+import torch
+
+from autograder.probe.refused import AnswerRefusedError
+
+# How either rule may write tanh's derivative wrong, as what it gives at x ({rule}: backward or jvp;
+# {what}: what that rule returns).
+_SLOPES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "{rule} reads the saved input as if it were the output: save the output, tanh(x), and read it as "
+    "result": lambda x: 1 - x**2,
+    "{rule} squares 1 - result; tanh's derivative is 1 - result**2": lambda x: (1 - torch.tanh(x)) ** 2,
+    "{rule} multiplies by the output itself, exp's rule; tanh's derivative is 1 - result**2": torch.tanh,
+    "{rule} uses tanh's second derivative, -2 result (1 - result**2); the {what} needs the first": (
+        lambda x: -2 * torch.tanh(x) * (1 - torch.tanh(x) ** 2)
+    ),
+    "{rule}'s {what} has the wrong sign: tanh's derivative is 1 - result**2, not result**2 - 1": (
+        lambda x: torch.tanh(x) ** 2 - 1
+    ),
+    "{rule} takes cosh of the saved output, but 1 / cosh(x)**2 needs the input x; written with the output, "
+    "tanh's derivative is 1 - result**2": lambda x: 1 / torch.cosh(torch.tanh(x)) ** 2,
+    "{rule} uses 1 - result, not 1 - result**2: tanh's derivative squares the output": (
+        lambda x: 1 - torch.tanh(x)
+    ),
+    "{rule} drops the 1 - of tanh's derivative: it is 1 - result**2, not result**2": (
+        lambda x: torch.tanh(x) ** 2
+    ),
+}
+
+# backward's slips: the derivative it multiplies grad_out by, at x.
+BACKWARD_SLIPS = {cause.format(rule="backward", what="gradient"): slope for cause, slope in _SLOPES.items()}
+
+
+def _times_the_tangent(slope: Callable) -> Callable:
+    return lambda x, x_t: x_t * slope(x)
+
+
+# jvp's slips: the tangent it returns for x and the input's tangent x_t.
+JVP_SLIPS = {
+    cause.format(rule="jvp", what="tangent"): _times_the_tangent(slope) for cause, slope in _SLOPES.items()
+} | {
+    "jvp returns the derivative without multiplying by the tangent: the output's tangent is "
+    "x_t * (1 - result**2)": lambda x, x_t: 1 - torch.tanh(x) ** 2,
+    "jvp returns the tangent x_t as it came: the output's tangent is x_t times tanh's derivative, "
+    "1 - result**2": lambda x, x_t: x_t,
+    "jvp's formula misses its parentheses: x_t * 1 - result**2 subtracts result**2 from the tangent; write "
+    "x_t * (1 - result**2)": lambda x, x_t: x_t - torch.tanh(x) ** 2,
+}
+# A slip the Hessian's unit tangents hide (e_j * e_j = e_j): only a tangent along a random v shows it.
+JVP_SQUARES_ITS_TANGENT = {
+    "jvp multiplies by the tangent twice: the output's tangent is linear in x_t, x_t * (1 - result**2)": (
+        lambda x, x_t: x_t * x_t * (1 - torch.tanh(x) ** 2)
+    ),
+}
+
+# A jvp that changes the saved output in place, which is the caller's output and what backward reads: what
+# that output becomes, from tanh(x). The tangent jvp returns is right.
+CHANGED_OUTPUTS = {
+    "jvp changes the saved output in place (result.square_(), result **= 2)": lambda result: result**2,
+    "jvp changes the saved output in place into its slope (result.square_().neg_().add_(1))": (
+        lambda result: 1 - result**2
+    ),
+}
+
+
+def differentiated_as(slope: Callable) -> Callable:
+    """x -> tanh(x), differentiated once as slope(x): what a backward that returns grad_out * slope(x)
+    gives autograd."""
+    return lambda x: torch.tanh(x).detach() + (x - x.detach()) * slope(x.detach())
+
+
+def _derivative(slope: Callable, x: torch.Tensor) -> torch.Tensor:
+    """slope'(x), element by element."""
+    leaf = x.detach().requires_grad_()
+    return torch.autograd.grad(slope(leaf).sum(), leaf)[0]
+
+
+def hvp_when_jvp_gives(tangent: Callable) -> Callable:
+    """H·v by forward over reverse when jvp returns tangent(x, x_t): backward's 1 - result**2 moves by
+    -2 result times the tangent jvp gave the saved output."""
+    return lambda x, v: -2 * torch.tanh(x) * tangent(x, v)
+
+
+def hessian_when_jvp_gives(tangent: Callable) -> Callable:
+    """The Hessian of Tanh's sum by forward over reverse when jvp returns tangent(x, x_t): a column per
+    unit x_t."""
+
+    def hessian(x, v):
+        units = torch.eye(len(x), dtype=x.dtype)
+        return torch.stack([hvp_when_jvp_gives(tangent)(x, unit) for unit in units], dim=1)
+
+    return hessian
+
+
+def hvp_when_backward_gives(slope: Callable) -> Callable:
+    """H·v by forward over reverse when backward returns grad_out * slope(x) and jvp is right: the
+    tangent of that gradient along v."""
+    return lambda x, v: _derivative(slope, x) * v
+
+
+def hessian_when_backward_gives(slope: Callable) -> Callable:
+    """The Hessian of Tanh's sum by forward over reverse when backward returns grad_out * slope(x)."""
+    return lambda x, v: torch.diag(_derivative(slope, x))
+
+
+def hvp_when_backward_reads(changed: Callable) -> Callable:
+    """H·v by forward over reverse when jvp changed the saved output into changed(tanh(x)) in place: the
+    right tangent, times backward's -2 result, of the changed output."""
+    return lambda x, v: -2 * changed(torch.tanh(x)) * (1 - torch.tanh(x) ** 2) * v
+
+
+def hessian_when_backward_reads(changed: Callable) -> Callable:
+    """The Hessian of Tanh's sum by forward over reverse when jvp changed the saved output in place."""
+    return lambda x, v: torch.diag(hvp_when_backward_reads(changed)(x, torch.ones_like(x)))
+
+
+def tangent_when_backward_gives(slope: Callable) -> Callable:
+    """The right tangent v (1 - tanh²(x)), differentiated by reverse mode through a backward that returns
+    grad_out * slope(x)."""
+
+    def tangent(x, v):
+        return v * (1 - differentiated_as(slope)(x) ** 2)
+
+    return tangent
+
+
+def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
+    """Name a forward that does not return tanh(x) before its derivatives are compared: they are the
+    derivatives of another function, and no slip in backward or jvp is to blame for that."""
+    x = x.detach()
+    with torch.no_grad():
+        out = function.apply(x)
+    right = torch.tanh(x)
+    if not (
+        isinstance(out, torch.Tensor)
+        and out.shape == right.shape
+        and out.dtype == right.dtype
+        and torch.allclose(out, right)
+    ):
+        raise AnswerRefusedError(
+            f"forward itself is wrong (see the forward check): {function.__name__}.apply(x) is not tanh(x), "
+            "so its derivatives cannot be tanh's either. Fix forward first"
+        )
+
+
+def forward_over_reverse_slips(whole_hessian: bool) -> dict[str, Callable]:
+    """What each slip makes of the Hessian of Tanh's sum (or, not `whole_hessian`, of H·v) by forward over
+    reverse, which differentiates backward's gradient from the tangent jvp gave the saved output."""
+    what, by_jvp, by_backward, by_change = (
+        ("the Hessian", hessian_when_jvp_gives, hessian_when_backward_gives, hessian_when_backward_reads)
+        if whole_hessian
+        else ("H·v", hvp_when_jvp_gives, hvp_when_backward_gives, hvp_when_backward_reads)
+    )
+    jvp_slips = JVP_SLIPS if whole_hessian else JVP_SLIPS | JVP_SQUARES_ITS_TANGENT
+    return (
+        {
+            f"{slip}. Forward over reverse starts from that tangent, so {what} is off too.": by_jvp(tangent)
+            for slip, tangent in jvp_slips.items()
+        }
+        | {
+            f"{slip}. Forward over reverse differentiates backward's gradient, so {what} is off too.": (
+                by_backward(slope)
+            )
+            for slip, slope in BACKWARD_SLIPS.items()
+        }
+        | {
+            f"{slip}, and backward, which forward over reverse differentiates, reads that changed output: "
+            "compute into a new tensor, 1 - result**2.": by_change(changed)
+            for slip, changed in CHANGED_OUTPUTS.items()
+        }
+    )
+
+
+def reverse_over_forward_slips() -> dict[str, Callable]:
+    """What each slip makes of Tanh's tangent along v, or of its gradients, by reverse over forward, which
+    differentiates the tangent jvp returned, back through backward."""
+    return (
+        {
+            f"{slip}. Reverse over forward differentiates that tangent: fix it first (see the forward-mode "
+            "check).": tangent
+            for slip, tangent in (JVP_SLIPS | JVP_SQUARES_ITS_TANGENT).items()
+        }
+        | {
+            f"{slip}. Reverse over forward differentiates the tangent back through backward, so the "
+            "tangent's gradient is off.": tangent_when_backward_gives(slope)
+            for slip, slope in BACKWARD_SLIPS.items()
+        }
+        | {
+            f"{slip}, and backward, which reverse mode runs through to differentiate the tangent, reads that "
+            "changed output: compute into a new tensor, 1 - result**2.": tangent_when_backward_gives(
+                lambda x, changed=changed: 1 - changed(torch.tanh(x)) ** 2
+            )
+            for slip, changed in CHANGED_OUTPUTS.items()
+        }
+    )
