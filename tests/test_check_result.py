@@ -625,3 +625,22 @@ def test_a_known_mistake_close_to_the_right_result_is_named_alone():
 
 def test_the_right_slope_passes():
     check_result(slope_of_sine, lambda x: torch.cos(x), three_points)
+
+
+def weights_by_name(net, x):
+    """The network's weights, in a dict keyed by their names."""
+    return {name: param.detach() * 1 for name, param in net.named_parameters()}
+
+
+def weights_by_name_one_doubled(net, x):
+    """The same dict, the last entry doubled."""
+    weights = weights_by_name(net, x)
+    last = list(weights)[-1]
+    return weights | {last: 2 * weights[last]}
+
+
+def test_a_wrong_entry_of_a_dict_is_named_by_its_key():
+    """A dict keyed by names (a network's parameters) is compared entry by entry, and says which is wrong."""
+    message = failure(weights_by_name_one_doubled, weights_by_name, lesson_net)
+    last = list(dict(lesson_net(torch.Generator())[0].named_parameters()))[-1]
+    assert message.startswith(f"Entry '{last}' of the result of weights_by_name_one_doubled is wrong")

@@ -473,6 +473,8 @@ def _one_of(causes: list[str]) -> list[str]:
 
 
 def _kind(tree: dict) -> str:
+    if "keys" in tree:
+        return f"a {tree['type']} of {', '.join(repr(key) for key in tree['keys'])}"
     if "items" in tree:
         return f"a {tree['type']} of {len(tree['items'])}"
     if "tensor" in tree:
@@ -489,6 +491,13 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
         for index, (w, g) in enumerate(zip(want["items"], got["items"], strict=True)):
             _compare_returned(name, w, g, f"item {index} of the result", arguments)
+        return
+    if "keys" in want:
+        if "keys" not in got or sorted(got["keys"]) != sorted(want["keys"]):
+            raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
+        entries = dict(zip(got["keys"], got["items"], strict=True))
+        for key, w in zip(want["keys"], want["items"], strict=True):
+            _compare_returned(name, w, entries[key], f"entry {key!r} of the result", arguments)
         return
     if _node(want) is None:
         if _node(got) is not None and label == "the result":

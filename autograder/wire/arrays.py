@@ -81,14 +81,18 @@ def text(value) -> str:
 
 
 def tree(value, depth: int = 0):
-    """A returned value as a judge compares it: tensors (with requires_grad), sequences and numbers; of
-    anything else only its type's name."""
+    """A returned value as a judge compares it: tensors (with requires_grad), sequences, dicts keyed by
+    strings, and numbers; of anything else only its type's name."""
     data = _plain(value)
     if data is not None:
         return {"tensor": data, "requires_grad": bool(value.requires_grad)}
     kind = type(value).__name__
     if isinstance(value, tuple | list) and depth < 4:
         return {"type": kind, "items": [tree(item, depth + 1) for item in value[:64]]}
+    # A dict keyed by names (a network's parameters) keeps them, for a message to say which entry is wrong.
+    if isinstance(value, dict) and depth < 4 and all(isinstance(key, str) for key in value):
+        keys = list(value)[:64]
+        return {"type": kind, "keys": keys, "items": [tree(value[key], depth + 1) for key in keys]}
     if isinstance(value, int | float) and not isinstance(value, bool):
         return {"type": kind, "number": float(value)}
     return {"type": kind}

@@ -72,7 +72,9 @@ def leaves(args: tuple, names: list[str]) -> list[tuple[str, torch.Tensor]]:
 
 
 def tensors(value) -> list:
-    """The tensors in a result, in order, looking inside tuples and lists."""
+    """The tensors in a result, in order, looking inside tuples, lists and the values of dicts."""
+    if isinstance(value, dict):
+        value = list(value.values())
     if isinstance(value, tuple | list):
         return [t for item in value for t in tensors(item)]
     return [value] if isinstance(value, torch.Tensor) else []

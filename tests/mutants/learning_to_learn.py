@@ -160,6 +160,35 @@ MUTANTS = [
         (_STEP, "param - 0.1 * grad"),
         says="the learning rate is written in as 0.1, not lr",
     ),
+    # Any learning rate written in is named, not only the visible task's 0.1.
+    _inner(
+        "inner_step_writes_in_0_01",
+        _ALL,
+        (_STEP, "param - 0.01 * grad"),
+        says="the learning rate is written in as 0.01, not lr",
+    ),
+    # No known slip doubles the step: the message says which entry of the dict is wrong, by its name.
+    _inner(
+        "inner_step_doubles_the_step",
+        _ALL,
+        (_STEP, "param - 2 * lr * grad"),
+        says="Entry '0.weight' of the result of inner_step is wrong",
+    ),
+    # Wrong only from other parameters at another lr than the visible 0.1: the hidden test fails, and says
+    # what it called inner_step with without naming its builder, which the student cannot see.
+    _inner(
+        "inner_step_writes_in_0_1_from_other_params",
+        _FROM_OTHER_PARAMS,
+        answer=(
+            "def inner_step(net, params, x, y, lr):\n"
+            "    own = all(p is q for p, q in zip(params.values(), net.parameters()))\n"
+            "    loss = ((functional_call(net, params, (x,)) - y) ** 2).mean()\n"
+            "    grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)\n"
+            "    rate = lr if own else 0.1\n"
+            "    return {name: p - rate * g for (name, p), g in zip(params.items(), grads, strict=True)}\n"
+        ),
+        says="that a hidden test builds",
+    ),
     _inner(
         "inner_step_squeezes_the_target",
         _ALL,
@@ -319,14 +348,36 @@ MUTANTS = [
         ("torch.stack(losses).mean()", "losses[-1]"),
         says="only the last task's loss is returned",
     ),
-    # .item() cuts the graph, and torch.tensor of a float is float32: the value is near, the type is not.
+    # .item() cuts the graph, and torch.tensor of a float is float32: the value is near, the type is not;
+    # the cut is the cause, the dtype a sign of it.
     _meta(
         "meta_loss_rebuilt_from_items",
         (
             "return torch.stack(losses).mean()",
             "return torch.tensor(sum(loss.item() for loss in losses) / len(losses), requires_grad=True)",
         ),
-        says="rebuilt from plain numbers (torch.tensor(...) of .item() or Python floats",
+        says=".item() turns each loss into a Python number, cutting it from the graph",
+    ),
+    # The median is one task's loss, on the visible tasks the first's: it is named as the median, since
+    # it stays the same whichever order the tasks come in.
+    _meta(
+        "meta_loss_takes_the_median",
+        ("torch.stack(losses).mean()", "torch.stack(losses).median()"),
+        says="the median of the tasks' losses",
+    ),
+    _meta(
+        "meta_loss_steps_under_no_grad",
+        (_ADAPT, "with torch.no_grad():\n            adapted = inner_step(net, params, x, y, lr)"),
+        says="torch.no_grad()",
+    ),
+    _meta(
+        "meta_loss_gathers_items_with_torch_tensor",
+        (
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())",
+            "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean().item())",
+        ),
+        ("torch.stack(losses).mean()", "torch.tensor(losses).mean()"),
+        says="Likely cause: .item() turns each loss into a Python number, cutting it from the graph",
     ),
     _meta(
         "meta_loss_chains_the_tasks",
