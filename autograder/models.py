@@ -7,8 +7,9 @@ from torch import nn
 class TinyNet(nn.Module):
     """y = ((w1·x)·w2 + b2)**2 from two 1-by-1 linear layers, also returning the intermediate l = w1·x."""
 
-    # Lesson 00's running example: at x = 4 every derivative it quotes is a small integer.
-    def __init__(self, w1: float = 3.0, w2: float = 2.0, b2: float = 6.0) -> None:
+    # Lesson 00's running example: at x = 4 every derivative it quotes is exact, and w2 = 2.5 keeps the
+    # exercises' slips apart (with w2 = 2, 2u and u·w2 would coincide).
+    def __init__(self, w1: float = 3.0, w2: float = 2.5, b2: float = 6.0) -> None:
         super().__init__()
         self.linear1 = nn.Linear(1, 1, bias=False)
         self.linear2 = nn.Linear(1, 1)
@@ -23,7 +24,7 @@ class TinyNet(nn.Module):
 
 def make_input(x: float = 4.0) -> torch.Tensor:
     """A batch of one sample with one feature, the shape nn.Linear(1, 1) expects."""
-    # float32, nn.Linear's default: every value the lesson checks is a small integer, exact in float32.
+    # float32, nn.Linear's default: every value the lesson checks is exact in float32.
     return torch.tensor([[x]])
 
 
@@ -32,7 +33,7 @@ def make_input(x: float = 4.0) -> torch.Tensor:
 
 
 def lesson_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
-    """Lesson 00's TinyNet (w1 = 3, w2 = 2, b2 = 6) and x = 4, in float64; visible tests ignore `gen`."""
+    """Lesson 00's TinyNet (w1 = 3, w2 = 2.5, b2 = 6) and x = 4, in float64; visible tests ignore `gen`."""
     return TinyNet().double(), make_input().double()
 
 

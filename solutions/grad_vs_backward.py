@@ -5,26 +5,29 @@ from torch import nn
 
 
 def hidden_gradient(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """f = dy/dl at the hidden value l, recorded (create_graph=True) so that it can be differentiated."""
+    """d²y/dl² at the hidden value l, recorded (create_graph=True twice) so that it can be differentiated."""
     hidden, y = net(x)
+    # Recorded, so that the second call can differentiate it; this also keeps the forward graph.
     (f,) = torch.autograd.grad(y, hidden, create_graph=True)
-    return f
+    # Recorded too: the result itself must come with a graph.
+    (curvature,) = torch.autograd.grad(f, hidden, create_graph=True)
+    return curvature
 
 
 def derivatives_at(net: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """dy/dw1 and d²y/dw1² for w1 = net.linear1.weight; autograd.grad leaves every .grad None."""
-    w1 = net.linear1.weight
+    """dy/db2 and d²y/(db2 dw1) for b2 = net.linear2.bias, w1 = net.linear1.weight; .grad stays None."""
+    w1, b2 = net.linear1.weight, net.linear2.bias
     _, y = net(x)
-    # Recorded, so that the second call can differentiate it; this also keeps the forward graph.
-    (first,) = torch.autograd.grad(y, w1, create_graph=True)
+    # Recorded, so that the second call can differentiate it by another parameter.
+    (first,) = torch.autograd.grad(y, b2, create_graph=True)
     (second,) = torch.autograd.grad(first, w1)
     return first, second
 
 
 def accumulate_both(net: nn.Module, x: torch.Tensor) -> None:
-    """Add the gradients of y and of f = dy/dl to every parameter's .grad, by two backward calls."""
-    hidden, y = net(x)
-    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
-    # f's graph is built on y's nodes and their saved tensors: keep them for y.backward().
-    f.backward(retain_graph=True)
+    """Add the gradients of y and of g = dy/dw2 to every parameter's .grad, by two backward calls."""
+    _, y = net(x)
+    (g,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)
+    # g's graph is built on y's nodes and their saved tensors: keep them for y.backward().
+    g.backward(retain_graph=True)
     y.backward()

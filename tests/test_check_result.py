@@ -68,7 +68,7 @@ def first_derivative_with_create_graph_false(net, x):
 
 
 def derivatives_hard_coded(net, x):
-    return torch.tensor([[480.0]], dtype=torch.float64), torch.tensor([[128.0]], dtype=torch.float64)
+    return torch.tensor([[720.0]], dtype=torch.float64), torch.tensor([[200.0]], dtype=torch.float64)
 
 
 def derivatives_as_numbers(net, x):
@@ -275,11 +275,32 @@ def test_create_graph_false_spelled_out_is_named_as_create_graph_left_out():
     assert "it takes a gradient without create_graph=True" in message
 
 
+def _second_derivative(net, x, record):
+    """d²y/dw1², the second call recording its gradient or not."""
+    _, y = net(x)
+    (first,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True)
+    return torch.autograd.grad(first, net.linear1.weight, create_graph=record)[0]
+
+
+def second_derivative(net, x):
+    return _second_derivative(net, x, record=True)
+
+
+def second_derivative_unrecorded(net, x):
+    return _second_derivative(net, x, record=False)
+
+
+def test_a_constant_from_a_second_call_without_create_graph_is_named():
+    """create_graph=True is passed, but not to the call that makes the result: the code shows that much."""
+    message = failure(second_derivative_unrecorded, second_derivative, lesson_net)
+    assert "Likely cause: one of its gradient calls lacks create_graph=True" in message
+
+
 def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
     check_result(derivatives_hard_coded, derivatives, lesson_net)
     message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)
     assert message.startswith("Item 0 of the result of derivatives_hard_coded is wrong: expected ")
-    assert message.endswith("got 480 at index [0, 0]. when called with the net, x that `random_net` builds")
+    assert message.endswith("got 720 at index [0, 0]. when called with the net, x that `random_net` builds")
 
 
 @pytest.mark.parametrize(
@@ -307,9 +328,9 @@ def test_returning_a_value_where_the_work_belongs_in_grad_is_refused():
 
 def test_zeroing_between_backward_calls_is_caught_with_the_accumulation_hint():
     message = failure(accumulate_zeroing_between, accumulate, lesson_net)
-    # Seed 001's numbers: 512 = 32 + 480 accumulated; zeroing keeps only y's 480.
+    # The lesson's numbers: 770 = 50 + 720 accumulated; zeroing keeps only y's 720.
     assert message.startswith("net.linear1.weight.grad after accumulate_zeroing_between is wrong: ")
-    assert "expected 512, got 480" in message
+    assert "expected 770, got 720" in message
     assert ".grad adds up over backward calls" in message
 
 

@@ -30,7 +30,7 @@ def x() -> torch.Tensor:
 
 def test_tiny_net_forward_gives_intermediate_and_output(net: TinyNet, x: torch.Tensor) -> None:
     hidden, y = net(x)
-    assert (x.shape, hidden.item(), y.item(), y.dtype) == ((1, 1), 12.0, 900.0, torch.float32)
+    assert (x.shape, hidden.item(), y.item(), y.dtype) == ((1, 1), 12.0, 1296.0, torch.float32)
 
 
 def test_tiny_net_uses_its_constructor_arguments() -> None:
@@ -40,19 +40,19 @@ def test_tiny_net_uses_its_constructor_arguments() -> None:
 
 def test_grad_reaches_a_non_leaf(net: TinyNet, x: torch.Tensor) -> None:
     hidden, y = net(x)
-    assert autograd.grad(y, hidden)[0].item() == 120.0
+    assert autograd.grad(y, hidden)[0].item() == 180.0
 
 
 def test_backward_fills_leaf_grads_except_the_input(net: TinyNet, x: torch.Tensor) -> None:
     _, y = net(x)
     y.backward()
-    assert leaf_grads(net) == (480.0, 720.0, 60.0)
+    assert leaf_grads(net) == (720.0, 864.0, 72.0)
     assert x.grad is None
 
 
 def test_grad_returns_without_filling_dot_grad(net: TinyNet, x: torch.Tensor) -> None:
     _, y = net(x)
-    assert autograd.grad(y, net.linear1.weight)[0].item() == 480.0
+    assert autograd.grad(y, net.linear1.weight)[0].item() == 720.0
     assert leaf_grads(net) == (None, None, None)
 
 
@@ -74,27 +74,27 @@ def test_second_pass_without_retain_graph_raises(
 
 def test_retain_graph_allows_further_passes(net: TinyNet, x: torch.Tensor) -> None:
     _, y = net(x)
-    assert autograd.grad(y, net.linear1.weight, retain_graph=True)[0].item() == 480.0
-    assert autograd.grad(y, net.linear2.weight, retain_graph=True)[0].item() == 720.0
+    assert autograd.grad(y, net.linear1.weight, retain_graph=True)[0].item() == 720.0
+    assert autograd.grad(y, net.linear2.weight, retain_graph=True)[0].item() == 864.0
     assert leaf_grads(net) == (None, None, None)
     y.backward()
-    assert leaf_grads(net) == (480.0, 720.0, 60.0)
+    assert leaf_grads(net) == (720.0, 864.0, 72.0)
 
 
 def test_backward_through_a_gradient(net: TinyNet, x: torch.Tensor) -> None:
     hidden, y = net(x)
     (f,) = autograd.grad(y, hidden, create_graph=True)
-    assert f.item() == 120.0
+    assert f.item() == 180.0
     assert f.requires_grad
     f.backward()
-    assert leaf_grads(net) == (32.0, 108.0, 4.0)
+    assert leaf_grads(net) == (50.0, 132.0, 5.0)
 
 
 def test_second_derivative_wrt_weight(net: TinyNet, x: torch.Tensor) -> None:
     _, y = net(x)
     (first,) = autograd.grad(y, net.linear1.weight, create_graph=True)
     (second,) = autograd.grad(first, net.linear1.weight)
-    assert (first.item(), second.item()) == (480.0, 128.0)
+    assert (first.item(), second.item()) == (720.0, 200.0)
 
 
 def test_backward_calls_accumulate(net: TinyNet, x: torch.Tensor) -> None:
@@ -102,7 +102,7 @@ def test_backward_calls_accumulate(net: TinyNet, x: torch.Tensor) -> None:
     (f,) = autograd.grad(y, hidden, create_graph=True)
     f.backward(retain_graph=True)
     y.backward()
-    assert leaf_grads(net) == (32.0 + 480.0, 108.0 + 720.0, 4.0 + 60.0)
+    assert leaf_grads(net) == (50.0 + 720.0, 132.0 + 864.0, 5.0 + 72.0)
 
 
 def test_backward_through_gradient_frees_the_shared_graph(net: TinyNet, x: torch.Tensor) -> None:
@@ -158,12 +158,15 @@ class ClosedForms:
         self.x = x.item()
         self.hidden = w1 * self.x
         self.u = w2 * self.hidden + b2  # the value inside the square
-        self.w2 = w2
-        self.dy_dl = 2 * self.u * w2
         self.dy = (2 * self.u * w2 * self.x, 2 * self.u * self.hidden, 2 * self.u)
-        self.d2y_dw1 = 2 * (w2 * self.x) ** 2
-        # f = dy/dl = 2·u·w2, differentiated by w1, w2 and b2.
-        self.df = (2 * w2**2 * self.x, 2 * self.hidden * w2 + 2 * self.u, 2 * w2)
+        # f = dy/dl = 2u·w2, differentiated by l: u = w2·l + b2 brings another w2.
+        self.d2y_dl2 = 2 * w2**2
+        # ... and by w1, w2 and b2.
+        self.d2y_dl2_by_parameter = (0.0, 4 * w2, 0.0)
+        # dy/db2 = 2u, differentiated by w1 through u = w2·w1·x + b2.
+        self.d2y_db2_dw1 = 2 * w2 * self.x
+        # g = dy/dw2 = 2u·l, differentiated by w1, w2 and b2.
+        self.dg = (2 * self.x * (w2 * self.hidden + self.u), 2 * self.hidden**2, 2 * self.hidden)
 
 
 @pytest.fixture(params=BUILDS)
@@ -178,30 +181,31 @@ def _close(tensor: torch.Tensor, value: float) -> None:
     torch.testing.assert_close(tensor.detach(), torch.full_like(tensor, value).detach())
 
 
-def test_hidden_gradient_is_a_differentiable_dy_dl(case) -> None:
+def test_hidden_gradient_is_a_differentiable_d2y_dl2(case) -> None:
     net, x, by_hand = case
-    f = hidden_gradient(net, x)
-    assert f.shape == (1, 1)
-    _close(f, by_hand.dy_dl)
+    curvature = hidden_gradient(net, x)
+    assert curvature.shape == (1, 1)
+    _close(curvature, by_hand.d2y_dl2)
     assert leaf_grads(net) == (None, None, None)
-    for got, want in zip(autograd.grad(f, list(net.parameters())), by_hand.df, strict=True):
+    gradients = autograd.grad(curvature, list(net.parameters()), allow_unused=True, materialize_grads=True)
+    for got, want in zip(gradients, by_hand.d2y_dl2_by_parameter, strict=True):
         _close(got, want)
 
 
-def test_derivatives_at_gives_first_and_second_derivative(case) -> None:
+def test_derivatives_at_gives_dy_db2_and_its_derivative_by_w1(case) -> None:
     net, x, by_hand = case
     first, second = derivatives_at(net, x)
-    assert first.shape == second.shape == net.linear1.weight.shape
-    _close(first, by_hand.dy[0])
-    _close(second, by_hand.d2y_dw1)
+    assert (first.shape, second.shape) == (net.linear2.bias.shape, net.linear1.weight.shape)
+    _close(first, by_hand.dy[2])
+    _close(second, by_hand.d2y_db2_dw1)
     assert leaf_grads(net) == (None, None, None)
 
 
-def test_accumulate_both_adds_the_gradients_of_y_and_f(case) -> None:
+def test_accumulate_both_adds_the_gradients_of_y_and_g(case) -> None:
     net, x, by_hand = case
     assert accumulate_both(net, x) is None
-    for parameter, dy, df in zip(net.parameters(), by_hand.dy, by_hand.df, strict=True):
-        _close(parameter.grad, dy + df)
+    for parameter, dy, dg in zip(net.parameters(), by_hand.dy, by_hand.dg, strict=True):
+        _close(parameter.grad, dy + dg)
     accumulate_both(net, x)  # a second call adds the same again
-    for parameter, dy, df in zip(net.parameters(), by_hand.dy, by_hand.df, strict=True):
-        _close(parameter.grad, 2 * (dy + df))
+    for parameter, dy, dg in zip(net.parameters(), by_hand.dy, by_hand.dg, strict=True):
+        _close(parameter.grad, 2 * (dy + dg))

@@ -666,6 +666,20 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
     return causes, advice
 
 
+def _constant_otherwise(measurement: dict) -> str:
+    """Why a result is a constant where its code names no cause: where it passes create_graph to some
+    gradient call, another call may still lack it (the last of two, whose gradient it returns)."""
+    ways = measurement.get("ways_out")
+    ways = ways if isinstance(ways, dict) else {}
+    untracked = "it was computed from tensors autograd did not record"
+    if ways.get("takes_gradients") is True and ways.get("create_graph") is True:
+        return (
+            "one of its gradient calls lacks create_graph=True, which makes that gradient a constant (every "
+            f"call whose gradient is returned or differentiated again needs it); or {untracked}"
+        )
+    return untracked
+
+
 def _differentiated_otherwise(causes: list[str], functions: list[str]) -> str:
     """Why a result of the right value has the wrong gradient: a part autograd takes as a constant, for the
     causes the answer's code can have; without one, the backward of a Function on the way, where the
@@ -695,7 +709,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     causes, advice = _why_constant(measurement, whole=constant)
     listed = measurement.get("functions")
     functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
-    cause = "; or ".join(causes) or "it was computed from tensors autograd did not record"
+    cause = "; or ".join(causes) or _constant_otherwise(measurement)
     if constant:
         raise FailedCheckError(
             f"The result of {name} does not require grad: autograd recorded no operation that made it, so "

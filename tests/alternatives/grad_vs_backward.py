@@ -5,7 +5,7 @@ from grading_pipeline import rewrites_of
 LESSON = "00_grad_vs_backward"
 
 _GRAD_OF_HIDDEN = "(f,) = torch.autograd.grad(y, hidden, create_graph=True)"
-_BOTH_BACKWARDS = "f.backward(retain_graph=True)\n    y.backward()"
+_BOTH_BACKWARDS = "g.backward(retain_graph=True)\n    y.backward()"
 
 _hidden = rewrites_of("hidden_gradient")
 _derivatives = rewrites_of("derivatives_at")
@@ -20,9 +20,18 @@ ALTERNATIVES = [
     _hidden(
         "hidden_gradient_by_torch_func",
         answer='''def hidden_gradient(net, x):
-    """dy/dl by torch.func.grad of the second layer's square, at the first layer's output."""
+    """d²y/dl² by torch.func.grad, twice, of the second layer's square, at the first layer's output."""
     hidden, _ = net(x)
-    return torch.func.grad(lambda l: net.linear2(l).pow(2).sum())(hidden)''',
+    dy_dl = torch.func.grad(lambda l: net.linear2(l).pow(2).sum())
+    return torch.func.grad(lambda l: dy_dl(l).sum())(hidden)''',
+    ),
+    # 2·w2², the formula by hand: recorded, as it is computed from w2.
+    _hidden(
+        "hidden_gradient_by_hand",
+        answer='''def hidden_gradient(net, x):
+    """d²y/dl² = 2·w2², from the derivative of u = w2·l + b2 taken twice."""
+    hidden, _ = net(x)
+    return 2 * net.linear2.weight**2 * torch.ones_like(hidden)''',
     ),
     _derivatives(
         "derivatives_through_a_helper",
@@ -32,42 +41,39 @@ ALTERNATIVES = [
 
 
 def derivatives_at(net, x):
-    """dy/dw1, recorded, and its own derivative."""
+    """dy/db2, recorded, and its derivative by w1."""
     _, y = net(x)
-    first = gradient(y, net.linear1.weight, create_graph=True)
+    first = gradient(y, net.linear2.bias, create_graph=True)
     return first, gradient(first, net.linear1.weight)''',
     ),
     _derivatives(
         "derivatives_by_functional_call",
         answer='''def derivatives_at(net, x):
-    """torch.func.grad, once and twice, of y as a function of w1 through functional_call."""
+    """torch.func.grad of y by b2, then of that by w1, through functional_call."""
     parameters = dict(net.named_parameters())
 
-    def y_of(w1):
-        return torch.func.functional_call(net, {**parameters, "linear1.weight": w1}, (x,))[1].sum()
+    def y_of(w1, b2):
+        weights = {**parameters, "linear1.weight": w1, "linear2.bias": b2}
+        return torch.func.functional_call(net, weights, (x,))[1].sum()
 
-    first = torch.func.grad(y_of)
-    second = torch.func.grad(lambda w1: first(w1).sum())
-    w1 = parameters["linear1.weight"].detach()
-    return first(w1), second(w1)''',
+    first = torch.func.grad(y_of, argnums=1)
+    second = torch.func.grad(lambda w1, b2: first(w1, b2).sum(), argnums=0)
+    w1, b2 = parameters["linear1.weight"].detach(), parameters["linear2.bias"].detach()
+    return first(w1, b2), second(w1, b2)''',
     ),
-    _accumulate("accumulate_y_first", (_BOTH_BACKWARDS, "y.backward(retain_graph=True)\n    f.backward()")),
-    _accumulate("accumulate_in_one_backward", (_BOTH_BACKWARDS, "torch.autograd.backward([f, y])")),
-    _accumulate("accumulate_the_sum", (_BOTH_BACKWARDS, "(y + f).sum().backward()")),
-    # hidden.grad holds a graph until f.backward() adds to it: no cycle is left at the end.
-    _accumulate(
-        "accumulate_f_through_backward_into_hidden",
-        (_GRAD_OF_HIDDEN, "y.backward(create_graph=True, inputs=[hidden])\n    f = hidden.grad"),
-    ),
+    _accumulate("accumulate_y_first", (_BOTH_BACKWARDS, "y.backward(retain_graph=True)\n    g.backward()")),
+    _accumulate("accumulate_in_one_backward", (_BOTH_BACKWARDS, "torch.autograd.backward([g, y])")),
+    _accumulate("accumulate_the_sum", (_BOTH_BACKWARDS, "(y + g).sum().backward()")),
     _accumulate(
         "accumulate_in_place_by_hand",
         (
             _BOTH_BACKWARDS,
             "parameters = list(net.parameters())\n"
-            "    for parameter, g in zip(parameters, torch.autograd.grad((y + f).sum(), parameters)):\n"
+            "    gradients = torch.autograd.grad((y + g).sum(), parameters)\n"
+            "    for parameter, gradient in zip(parameters, gradients):\n"
             "        if parameter.grad is None:\n"
             "            parameter.grad = torch.zeros_like(parameter)\n"
-            "        parameter.grad += g",
+            "        parameter.grad += gradient",
         ),
     ),
     # The form the hint for += on a None .grad suggests.
@@ -76,8 +82,9 @@ def derivatives_at(net, x):
         (
             _BOTH_BACKWARDS,
             "parameters = list(net.parameters())\n"
-            "    for parameter, g in zip(parameters, torch.autograd.grad((y + f).sum(), parameters)):\n"
-            "        parameter.grad = g if parameter.grad is None else parameter.grad + g",
+            "    gradients = torch.autograd.grad((y + g).sum(), parameters)\n"
+            "    for parameter, gradient in zip(parameters, gradients):\n"
+            "        parameter.grad = gradient if parameter.grad is None else parameter.grad + gradient",
         ),
     ),
 ]
