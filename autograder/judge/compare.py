@@ -617,8 +617,11 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
         raise FailedCheckError(
             f"{name} leaks memory: a tensor it made or was given holds in .grad a gradient whose graph "
             "leads back to that tensor, a reference cycle that is never freed (PyTorch issue #4661). "
-            "Likely cause: .backward(create_graph=True) (with inputs= or not); torch.autograd.grad "
-            "returns the gradient and stores nothing."
+            "Likely cause: .backward(create_graph=True) (with inputs= or not), or a tensor that is not a "
+            "leaf and retains its gradient (retain_grad(), or once listed in backward's inputs=): every "
+            "later pass through it, torch.autograd.grad's with create_graph=True too, stores its gradient "
+            "in its .grad, graph and all, so setting that .grad to None in between does not help. "
+            "torch.autograd.grad alone returns the gradient and stores nothing."
         )
 
 

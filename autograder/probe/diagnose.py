@@ -541,6 +541,20 @@ def _gradient_like(value) -> bool:
     return value is None or isinstance(value, torch.Tensor)
 
 
+# torch's errors whose later sentences only give, less precisely, the advice of the "Likely cause" line a
+# message adds after them.
+_FIRST_SENTENCE_SAYS_IT = ("Trying to backward through the graph a second time",)
+
+
+def quoted(error: Exception) -> str:
+    """torch's error as a message quotes it: whole, or only its first sentence where the rest would repeat
+    the likely cause that follows it."""
+    text = str(error)
+    if text.startswith(_FIRST_SENTENCE_SAYS_IT) and ". " in text:
+        return text.split(". ", 1)[0] + "."
+    return text
+
+
 def known_error_hint(error: Exception) -> str:
     """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
     return (

@@ -171,7 +171,7 @@ def _called(name: str, function: Callable, args: tuple, where: str = ""):
             said = f"{name}: {error}"
         else:
             hint = diagnose.known_error_hint_for(error, function)
-            said = f"{name} raised {type(error).__name__}: {error}{hint}"
+            said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
         return None, _text(said) + (f"\n  {where}" if where else "")
 
 
@@ -251,7 +251,7 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
             return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
         return None, _text(
             f"The backward of {name} on {samples.describe(names, inputs)} raised {type(error).__name__}: "
-            f"{error}{diagnose.known_error_hint(error)}"
+            f"{diagnose.quoted(error)}{diagnose.known_error_hint(error)}"
         )
 
 
@@ -303,7 +303,7 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
         )
         record["grads2"] = [arrays.tree(g) for g in grads2]
     except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
-        record["grads2_error"] = _text(f"{type(error).__name__}: {error}")
+        record["grads2_error"] = _text(f"{type(error).__name__}: {diagnose.quoted(error)}")
         record["grads2_hint"] = diagnose.known_error_hint(error)
 
 
@@ -352,7 +352,7 @@ def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> 
 def _failed(error: Exception) -> dict:
     # A helper's finding, met while a check differentiates, is named as the ValueError it is.
     kind = ValueError.__name__ if isinstance(error, AnswerRefusedError) else type(error).__name__
-    return {"error": _text(f"{kind}: {error}"), "hint": diagnose.known_error_hint(error)}
+    return {"error": _text(f"{kind}: {diagnose.quoted(error)}"), "hint": diagnose.known_error_hint(error)}
 
 
 def _differentiable(checked: Callable, arguments: list[torch.Tensor]):

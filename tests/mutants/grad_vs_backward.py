@@ -103,6 +103,16 @@ MUTANTS = [
         (_GRAD_OF_HIDDEN, "y.backward(inputs=[hidden], create_graph=True)\n    f = hidden.grad"),
         says="leaks memory",
     ),
+    # hidden.grad cleared after backward(inputs=[hidden]): hidden still retains its gradient, so the second
+    # call, though torch.autograd.grad, stores d²y/dl² with its graph in hidden.grad again.
+    _hidden(
+        "hidden_clears_hidden_grad_after_backward",
+        (
+            _GRAD_OF_HIDDEN,
+            "y.backward(inputs=[hidden], create_graph=True)\n    f = hidden.grad\n    hidden.grad = None",
+        ),
+        says=("leaks memory", "so setting that .grad to None in between does not help"),
+    ),
     # The lesson's numbers from a network of its own: right on the visible test, cut from the arguments.
     _hidden(
         "hidden_builds_its_own_network",
@@ -124,7 +134,13 @@ MUTANTS = [
     _derivatives(
         "derivatives_in_the_wrong_order",
         ("return first, second", "return second, first"),
-        says="got shape (1, 1) instead of (1,)",
+        says=("got shape (1, 1) instead of (1,)", "the pair is in the wrong order"),
+    ),
+    _derivatives(
+        "derivatives_by_w1_then_b2",
+        (_FIRST, "(first,) = torch.autograd.grad(y, w1, create_graph=True)"),
+        (_SECOND, "(second,) = torch.autograd.grad(first, b2)"),
+        says="the first call differentiates y with respect to w1, and the second with respect to b2",
     ),
     _derivatives(
         "derivatives_differentiate_y_twice",
@@ -161,7 +177,9 @@ MUTANTS = [
     ),
     # accumulate_both: one shared graph kept for the second backward, and .grad left to add up.
     _accumulate(
-        "accumulate_forgets_retain_graph", (_G_BACKWARD, "g.backward()"), says="pass retain_graph=True"
+        "accumulate_forgets_retain_graph",
+        (_G_BACKWARD, "g.backward()"),
+        says=("after they have already been freed). Likely cause:", "pass retain_graph=True"),
     ),
     # .grad replaced, or cleared first: right from empty .grad, wrong from the second test's .grad of 1.
     _accumulate(
@@ -202,6 +220,31 @@ MUTANTS = [
         (_BOTH_BACKWARDS, "(y + g).backward(inputs=[net.linear1.weight, net.linear2.weight])"),
         says="backward's inputs= list leaves out parameters (here b2)",
     ),
+    # Only y's backward lists its inputs, without b2: b2's .grad gets g's gradient alone.
+    _accumulate(
+        "accumulate_leaves_the_bias_out_of_y_inputs",
+        ("y.backward()", "y.backward(inputs=[net.linear1.weight, net.linear2.weight])"),
+        says="y's backward has an inputs= list that leaves out b2",
+    ),
+    _accumulate(
+        "accumulate_g_with_respect_to_b2",
+        (_GRAD_OF_W2, "(g,) = torch.autograd.grad(y, net.linear2.bias, create_graph=True)"),
+        says="g is the gradient with respect to b2, not w2",
+    ),
+    # g read from w2.grad, which is then cleared: y's gradient by w2 goes with it.
+    _accumulate(
+        "accumulate_g_from_cleared_w2_grad",
+        answer=(
+            "def accumulate_both(net, x):\n"
+            "    _, y = net(x)\n"
+            "    y.backward(create_graph=True, inputs=[net.linear2.weight])\n"
+            "    g = net.linear2.weight.grad\n"
+            "    net.linear2.weight.grad = None\n"
+            "    g.backward(retain_graph=True)\n"
+            "    y.backward(inputs=[net.linear1.weight, net.linear2.bias])\n"
+        ),
+        says="w2.grad holds g's gradient alone",
+    ),
     _accumulate(
         "accumulate_subtracts_g",
         (_BOTH_BACKWARDS, "(y - g).backward()"),
@@ -239,7 +282,7 @@ MUTANTS = [
     _accumulate(
         "accumulate_zeroes_between",
         (_G_BACKWARD, f"{_G_BACKWARD}\n    net.zero_grad()"),
-        says=".grad was zeroed after g's backward, before y's",
+        says="Likely cause: .grad was zeroed after g's backward, before y's",
     ),
     _accumulate(
         "accumulate_backward_on_y_twice",
@@ -290,6 +333,7 @@ INSTRUCTIONS = {
     "Prefer `torch.autograd.grad`, called twice at `hidden`": "hidden_gradient_by_torch_func",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
+    "Setting `hidden.grad = None` afterwards does not help": "hidden_clears_hidden_grad_after_backward",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
     "Both are tensors": "derivatives_return_items",
