@@ -211,9 +211,8 @@ _SLIPS = {
     ),
     "the support loss adds the squared errors up (.sum()), which multiplies the step by the number of "
     "points; it is their mean (.mean()).": lambda x, y, lr: (y, lr * len(x)),
-    "the support loss is halved (0.5 * ...), which halves the step; it is the mean squared error itself.": (
-        lambda x, y, lr: (y, lr / 2)
-    ),
+    "the step is half its size: the support loss is halved (0.5 * ...) or lr is (lr / 2); the support loss "
+    "is the mean squared error itself, and the step params - lr * gradient.": lambda x, y, lr: (y, lr / 2),
     "the support loss mixes a vector of shape (K,), a squeezed y or prediction, with a column of shape "
     "(K, 1), and the two broadcast into a K-by-K table of every prediction minus every target; keep both "
     "columns, (K, 1).": lambda x, y, lr: (y.squeeze(-1), lr),
@@ -252,7 +251,7 @@ def _from_half_params(start: Callable, gradient_at: Callable) -> Callable:
     )
 
 
-FROM_HALF_PARAMS_MISTAKES = {
+FROM_HALF_PARAMS_MISTAKES = _slips_of(step_from_half_params_by_torch_func) | {
     "the gradient is taken at the network's own parameters, not at params: run the network on params, "
     "functional_call(net, params, (x,)), and differentiate with respect to them.": (
         _from_half_params(half_params, own_params)
@@ -438,8 +437,9 @@ def _called_with_grad(meta_loss: Callable, net, tasks, lr, untouched) -> torch.T
 
 
 def _refuse_a_slip_of_inner_step(inner_step: Callable, net, tasks, lr, result) -> None:
-    """Refuse a result that is what a right meta_loss returns around an inner_step whose values are wrong:
-    the slip is then inner_step's. That inner_step runs on a copy of the network."""
+    """Refuse a result that is what a right meta_loss returns around an inner_step whose values are wrong,
+    or that changes the parameters it is given: the slip is then inner_step's, which its own tests refuse.
+    That inner_step runs on a copy of the network."""
     try:
         params = dict(net.named_parameters())
         around = torch.stack(
@@ -454,8 +454,8 @@ def _refuse_a_slip_of_inner_step(inner_step: Callable, net, tasks, lr, result) -
         and _equal(result, around.detach())
     ):
         raise AnswerRefusedError(
-            "its result is what a right meta_loss returns around your inner_step, whose values are wrong, as "
-            "its own test cell says: fix inner_step first"
+            "its result is what a right meta_loss returns around your inner_step, which fails its own tests: "
+            "fix inner_step first"
         )
 
 

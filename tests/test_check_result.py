@@ -350,8 +350,55 @@ def test_autograd_grad_where_backward_was_asked_leaves_grad_empty():
 def test_penalty_without_create_graph_does_not_reach_the_critic():
     message = failure(penalty_without_create_graph, penalty, critic_and_points)
     assert message.startswith("The result of penalty_without_create_graph does not require grad")
-    assert "critic.0.weight, critic.0.bias, critic.2.weight, ..." in message
+    # critic.2.bias is left out: the gradient of critic(points) with respect to points does not depend on it.
+    assert "to critic.0.weight, critic.0.bias, critic.2.weight. Likely" in message
     assert "Likely cause: it takes a gradient without create_graph=True, which makes that gradient" in message
+
+
+def penalty_retaining_the_graph(critic, points):
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, retain_graph=True)
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
+def test_retain_graph_passed_for_create_graph_is_told_apart_from_it():
+    message = failure(penalty_retaining_the_graph, penalty, critic_and_points)
+    assert "Likely cause: it takes a gradient without create_graph=True" in message
+    assert "retain_graph=True is no substitute: it only keeps the graph for another backward" in message
+
+
+def idle_critic_and_points(gen):
+    """critic_and_points after a critic the result does not depend on: no gradient should reach it."""
+    return nn.Linear(2, 1).double(), *critic_and_points(gen)
+
+
+def penalty_beside_an_idle_critic(idle, critic, points):
+    return penalty(critic, points)
+
+
+def test_a_constant_result_names_only_the_tensors_the_reference_reaches():
+    message = failure(
+        lambda idle, critic, points: penalty_without_create_graph(critic, points),
+        penalty_beside_an_idle_critic,
+        idle_critic_and_points,
+        name="penalty",
+    )
+    # Neither the idle critic nor critic.2.bias, which the gradient of critic(points) does not depend on.
+    assert "no gradient can flow back from it to critic.0.weight, critic.0.bias, critic.2.weight. " in message
+
+
+def loss_with_its_backward_taken(x):
+    loss = (x - 1) ** 2
+    loss.backward(retain_graph=True)
+    return loss
+
+
+def test_a_loss_that_takes_its_own_backward_is_told_to_leave_the_gradient_to_the_caller():
+    message = failure(loss_with_its_backward_taken, lambda x: (x - 1) ** 2, a_parameter)
+    assert message.startswith(
+        "loss_with_its_backward_taken filled x.grad, which should stay None, with the gradient of the result "
+        "it returns. Likely cause: it calls .backward() on that result; take no gradient of it"
+    )
 
 
 def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_reach():

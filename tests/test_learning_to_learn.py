@@ -15,6 +15,7 @@ from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
 from autograder.course.layout import SOURCE
+from autograder.learning_to_learn import FROM_HALF_PARAMS_MISTAKES, STEP_MISTAKES
 from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
 
@@ -171,6 +172,11 @@ def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
     )
     assert (second_order - first_order).norm() > 1e-3
     torch.testing.assert_close(second_order, first_order - lr * hessian_times_query_gradient)
+
+
+def test_the_check_from_half_the_parameters_names_every_slip_the_check_from_the_networks_own_does() -> None:
+    """The hidden check from half the parameters can be the first to fail: it names the same slips."""
+    assert set(STEP_MISTAKES) <= set(FROM_HALF_PARAMS_MISTAKES)
 
 
 def test_inner_step_returns_new_tensors_and_leaves_the_network_and_its_grad_alone() -> None:

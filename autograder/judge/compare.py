@@ -559,6 +559,13 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 "caller. Likely cause: .backward() adds to .grad (or the code writes to it); "
                 "torch.autograd.grad returns the gradient and leaves every .grad as it was."
             )
+        if want is None and got is not None and _gradient_of_the_result(expected, measurement, label, got):
+            raise FailedCheckError(
+                f"{name} filled {label}.grad, which should stay None, with the gradient of the result it "
+                "returns. Likely cause: it calls .backward() on that result; take no gradient of it and "
+                f"return it as it is: the caller differentiates what {name} returns, and its .backward() "
+                "stores the gradient."
+            )
         if want is None and got is not None:
             raise FailedCheckError(
                 f"{name} filled {label}.grad, which should stay None. Likely cause: .backward() stores "
@@ -584,6 +591,20 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             ]
             listed = "\n".join(_one_of(causes))
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _gradient_of_the_result(expected: dict, measurement: dict, label: str, got) -> bool:
+    """Whether the .grad an answer filled is the gradient of the scalar it returns (the reference's, or its
+    own where its graph is still there), as a .backward() on its own result leaves: a loss, which the
+    caller differentiates, and which needs no gradient taken inside at all."""
+    if expected.get("scalar") is not True:
+        return False
+    index = expected["leaves"].index(label)
+    flow = measurement.get("flow")
+    gradients = [expected["flow"][index]]
+    if isinstance(flow, dict) and isinstance(flow.get("grads"), list):
+        gradients.append(flow["grads"][index])
+    return any(_value(gradient) is not None and _same(gradient, got) for gradient in gradients)
 
 
 def _mistakes_giving(mistakes: list[dict], key: str, got: list) -> list[str]:
@@ -661,11 +682,14 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
             "only the output saved as it is gets a history; a tensor made there has none, and what a rule "
             "computes from it is cut from the inputs: save the output itself"
         )
-    advice = (
-        " With create_graph=True autograd records the gradient, so it can be differentiated again."
-        if without_create_graph
-        else ""
-    )
+    advice = ""
+    if without_create_graph:
+        advice = " With create_graph=True autograd records the gradient, so it can be differentiated again."
+    if without_create_graph and ways.get("retain_graph") is True:
+        advice += (
+            " retain_graph=True is no substitute: it only keeps the graph for another backward, where "
+            "create_graph=True records the gradient so that it can be differentiated."
+        )
     return causes, advice
 
 
@@ -706,7 +730,8 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     if "flow" not in expected:
         return
     labels = expected["leaves"]
-    targets = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
+    reached = [label for label, w in zip(labels, expected["flow"], strict=True) if not is_zero(w)] or labels
+    targets = ", ".join(reached[:3]) + (", ..." if len(reached) > 3 else "")
     flow = measurement["flow"]
     constant = flow.get("requires_grad") is False or flow.get("missing") is True
     causes, advice = _why_constant(measurement, whole=constant)

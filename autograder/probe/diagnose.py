@@ -139,12 +139,13 @@ _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value
 
 
 def ways_out_of_the_graph(function) -> dict:
-    """What the code computing a result uses of what leaves a tensor without a graph, so that the judge
-    names only causes the answer can have: the calls that cut it from the graph, whether its only
-    .detach() makes new leaves (`x.detach().requires_grad_()`), NumPy, and whether it takes a gradient
-    in reverse mode and passes create_graph anywhere. Read off the code, following the helpers and the
-    notebook's own classes (a Function's rules) it reaches. A copy setup_context makes is its own cause:
-    the copy, not the call that made it, is what has no history there."""
+    """What the code computing a result uses of what leaves a tensor without a graph, so that the judge names
+    only causes the answer can have: the calls that cut it from the graph, whether its only .detach()
+    makes new leaves (`x.detach().requires_grad_()`), NumPy, and whether it takes a gradient in reverse
+    mode and passes create_graph (or retain_graph, which is no substitute) anywhere. Read off the code,
+    following the helpers and the notebook's own classes (a Function's rules) it reaches. A copy
+    setup_context makes is its own cause: the copy, not the call that made it, is what has no history
+    there."""
     names, uses_numpy = _names_used(function, into_classes=True)
     copies = _copies_in_setup_context(function, names)
     elsewhere, _ = _names_used(function, into_classes=True, skipping=frozenset({"setup_context"}))
@@ -158,6 +159,7 @@ def ways_out_of_the_graph(function) -> dict:
         "numpy": uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
+        "retain_graph": "retain_graph=" in names,
         "copies_in_setup_context": copies,
     }
 

@@ -71,7 +71,7 @@ MUTANTS = [
             "        param.data -= lr * grad\n"
             "    return params",
         ),
-        says=("changed the network's own parameters in place", _IN_INNER_STEP),
+        says=("changed the network's own parameters in place", "which fails its own tests", _IN_INNER_STEP),
     ),
     _inner(
         "inner_step_updates_in_place_without_grad",
@@ -151,7 +151,27 @@ MUTANTS = [
         "inner_step_halves_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
-        says=("the support loss is halved", _IN_INNER_STEP),
+        says=("the support loss is halved (0.5 * ...) or lr is", _IN_INNER_STEP),
+    ),
+    # Halving lr gives the same numbers as halving the loss: the cause names both.
+    _inner(
+        "inner_step_halves_lr",
+        _ALL,
+        (_STEP, "param - lr / 2 * grad"),
+        says=("the step is half its size", "or lr is (lr / 2)", _IN_INNER_STEP),
+    ),
+    # retain_graph keeps the graph, but the gradient stays a constant: the message tells the two apart.
+    _inner(
+        "inner_step_retains_the_graph_in_place_of_creating_it",
+        _THROUGH_THE_STEP,
+        (_GRADS, _GRADS.replace("create_graph=True", "retain_graph=True")),
+        says=("retain_graph=True is no substitute", _IN_INNER_STEP),
+    ),
+    _inner(
+        "inner_step_steps_under_no_grad",
+        _THROUGH_THE_STEP,
+        (_RETURN, "    with torch.no_grad():\n    " + _RETURN),
+        says="Likely cause: the code computing it uses `torch.no_grad()`",
     ),
     # The first visible check of inner_step's values, and meta_loss's, step by 0.3: not by 0.1, as the others.
     _inner(
@@ -383,6 +403,15 @@ MUTANTS = [
         "meta_loss_chains_the_tasks",
         (_ADAPT, "params = adapted = inner_step(net, params, x, y, lr)"),
         says="starts from the parameters the previous task's step left",
+    ),
+    # The caller takes the meta-gradient: meta_loss takes none, with .backward() or otherwise.
+    _meta(
+        "meta_loss_calls_backward_on_its_result",
+        (
+            "return torch.stack(losses).mean()",
+            "out = torch.stack(losses).mean()\n    out.backward(retain_graph=True)\n    return out",
+        ),
+        says="it calls .backward() on that result; take no gradient of it",
     ),
 ]
 
