@@ -26,8 +26,13 @@ _SLOPES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "{rule}'s {what} has the wrong sign: tanh's derivative is 1 - result**2, not result**2 - 1": (
         lambda x: torch.tanh(x) ** 2 - 1
     ),
-    "{rule} takes cosh of the saved output, but 1 / cosh(x)**2 needs the input x; written with the output, "
-    "tanh's derivative is 1 - result**2": lambda x: 1 / torch.cosh(torch.tanh(x)) ** 2,
+    "{rule} applies tanh (or cosh) to the saved output as if it were x: 1 - tanh(result)**2 equals "
+    "1 / cosh(result)**2; written with the output, the derivative is 1 - result**2": (
+        lambda x: 1 / torch.cosh(torch.tanh(x)) ** 2
+    ),
+    "{rule} uses 1 + result**2, a wrong sign inside: tanh's derivative is 1 - result**2": (
+        lambda x: 1 + torch.tanh(x) ** 2
+    ),
     "{rule} uses 1 - result, not 1 - result**2: tanh's derivative squares the output": (
         lambda x: 1 - torch.tanh(x)
     ),
@@ -62,12 +67,12 @@ JVP_SQUARES_ITS_TANGENT = {
     ),
 }
 
-# A jvp that changes the saved output in place, which is the caller's output and what backward reads: what
-# that output becomes, from tanh(x). The tangent jvp returns is right.
+# A jvp that changes the saved output in place, which is the caller's output and what backward reads: each
+# changes the tensor it is given, tanh(x), as that jvp does, and returns it. The tangent jvp returns is right.
 CHANGED_OUTPUTS = {
-    "jvp changes the saved output in place (result.square_(), result **= 2)": lambda result: result**2,
+    "jvp changes the saved output in place (result.square_(), result **= 2)": lambda result: result.square_(),
     "jvp changes the saved output in place into its slope (result.square_().neg_().add_(1))": (
-        lambda result: 1 - result**2
+        lambda result: result.square_().neg_().add_(1)
     ),
 }
 
@@ -152,9 +157,79 @@ def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Ten
         )
 
 
-def forward_over_reverse_slips(whole_hessian: bool) -> dict[str, Callable]:
-    """What each slip makes of the Hessian of Tanh's sum (or, not `whole_hessian`, of H·v) by forward over
-    reverse, which differentiates backward's gradient from the tangent jvp gave the saved output."""
+def _right_slope(x: torch.Tensor) -> torch.Tensor:
+    """tanh's derivative at x: the gradient of Tanh's sum where backward is right."""
+    return 1 - torch.tanh(x) ** 2
+
+
+def _by_columns(tangent: Callable) -> Callable:
+    """x -> the matrix whose column j is tangent(x, e_j): a Jacobian by forward mode, one unit tangent per
+    input."""
+
+    def columns(x):
+        return torch.stack([tangent(x, unit) for unit in torch.eye(len(x), dtype=x.dtype)], dim=1)
+
+    return columns
+
+
+def jacobian_slips() -> dict[str, Callable]:
+    """What each slip of jvp makes of Tanh's Jacobian by jacfwd, one unit tangent per input."""
+    return {f"{slip}.": (lambda x, v, t=tangent: _by_columns(t)(x)) for slip, tangent in JVP_SLIPS.items()}
+
+
+def _with_gradient(gradient: Callable, second: Callable) -> Callable:
+    """(x, v) -> (the gradient of Tanh's sum, a second derivative): the gradient tells a slip of backward
+    from one of jvp where both give the same second derivative."""
+    return lambda x, v: (gradient(x), second(x, v))
+
+
+def _tanh_whose_jvp_changes_its_output(changed: Callable) -> type[torch.autograd.Function]:
+    """tanh whose jvp, right otherwise, changes the saved output in place into changed(output)."""
+
+    class TanhChangingItsOutput(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return torch.tanh(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+            ctx.save_for_forward(output)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (result,) = ctx.saved_tensors
+            return grad_out * (1 - result**2)
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            (result,) = ctx.saved_tensors
+            tangent = x_t * (1 - result**2)
+            changed(result)
+            return tangent
+
+    return TanhChangingItsOutput
+
+
+def _gradient_and_hvp_by_dual_numbers(function: type[torch.autograd.Function]) -> Callable:
+    """(x, v) -> the gradient of function's sum by torch.autograd.grad under forward_ad, and its tangent
+    along v, H·v: what forward_ad makes of a jvp that changes the saved output, found by running one."""
+
+    def gradient_and_hvp(x, v):
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(x.detach().requires_grad_(), v)
+            (gradient,) = torch.autograd.grad(function.apply(dual).sum(), dual)
+            primal, tangent = torch.autograd.forward_ad.unpack_dual(gradient)
+        return primal.detach(), tangent
+
+    return gradient_and_hvp
+
+
+def forward_over_reverse_slips(whole_hessian: bool, dual_numbers: bool = False) -> dict[str, Callable]:
+    """What each slip makes of the gradient of Tanh's sum and its Hessian (or, not `whole_hessian`, its H·v)
+    by forward over reverse, which differentiates backward's gradient from the tangent jvp gave the saved
+    output. `dual_numbers`: H·v by torch.autograd.forward_ad, which carries the tangent through a change of
+    the saved output in place, where torch.func does not."""
     what, by_jvp, by_backward, by_change = (
         ("the Hessian", hessian_when_jvp_gives, hessian_when_backward_gives, hessian_when_backward_reads)
         if whole_hessian
@@ -163,21 +238,74 @@ def forward_over_reverse_slips(whole_hessian: bool) -> dict[str, Callable]:
     jvp_slips = JVP_SLIPS if whole_hessian else JVP_SLIPS | JVP_SQUARES_ITS_TANGENT
     return (
         {
-            f"{slip}. Forward over reverse starts from that tangent, so {what} is off too.": by_jvp(tangent)
+            f"{slip}. Forward over reverse starts from that tangent, so {what} is off too.": _with_gradient(
+                _right_slope, by_jvp(tangent)
+            )
             for slip, tangent in jvp_slips.items()
         }
         | {
             f"{slip}. Forward over reverse differentiates backward's gradient, so {what} is off too.": (
-                by_backward(slope)
+                _with_gradient(slope, by_backward(slope))
             )
             for slip, slope in BACKWARD_SLIPS.items()
         }
         | {
+            # torch.func.hessian's gradient comes from a separate torch.func.grad, which runs no jvp.
             f"{slip}, and backward, which forward over reverse differentiates, reads that changed output: "
-            "compute into a new tensor, 1 - result**2.": by_change(changed)
+            "compute into a new tensor, 1 - result**2.": (
+                _gradient_and_hvp_by_dual_numbers(_tanh_whose_jvp_changes_its_output(changed))
+                if dual_numbers
+                else _with_gradient(
+                    _right_slope if whole_hessian else (lambda x, c=changed: 1 - c(torch.tanh(x)) ** 2),
+                    by_change(changed),
+                )
+            )
             for slip, changed in CHANGED_OUTPUTS.items()
         }
     )
+
+
+class _TanhIgnoringGradOut(torch.autograd.Function):
+    """tanh whose backward returns the derivative without multiplying by grad_out; jvp is right."""
+
+    @staticmethod
+    def forward(x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return 1 - result**2
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        (result,) = ctx.saved_tensors
+        return x_t * (1 - result**2)
+
+
+def _tangent_through_a_backward_ignoring_grad_out(x, v):
+    """The right tangent along v, whose gradients run back through a backward that drops grad_out."""
+    with torch.autograd.forward_ad.dual_level():
+        dual = torch.autograd.forward_ad.make_dual(x, v)
+        return torch.autograd.forward_ad.unpack_dual(_TanhIgnoringGradOut.apply(dual)).tangent
+
+
+_FIX_THE_TANGENT = (
+    "Reverse over forward differentiates that tangent: fix it first (see the forward-mode check)."
+)
+_THROUGH_BACKWARD = (
+    "Reverse over forward differentiates the tangent back through backward, so the tangent's gradient is off."
+)
+# Only a random grad_out shows a backward that drops it: the tangent's gradients are weighted by one.
+_IGNORES_GRAD_OUT = (
+    "backward returns tanh's derivative without multiplying by grad_out (backward's argument after ctx). "
+    f"{_THROUGH_BACKWARD}"
+)
 
 
 def reverse_over_forward_slips() -> dict[str, Callable]:
@@ -185,15 +313,14 @@ def reverse_over_forward_slips() -> dict[str, Callable]:
     differentiates the tangent jvp returned, back through backward."""
     return (
         {
-            f"{slip}. Reverse over forward differentiates that tangent: fix it first (see the forward-mode "
-            "check).": tangent
+            f"{slip}. {_FIX_THE_TANGENT}": tangent
             for slip, tangent in (JVP_SLIPS | JVP_SQUARES_ITS_TANGENT).items()
         }
         | {
-            f"{slip}. Reverse over forward differentiates the tangent back through backward, so the "
-            "tangent's gradient is off.": tangent_when_backward_gives(slope)
+            f"{slip}. {_THROUGH_BACKWARD}": tangent_when_backward_gives(slope)
             for slip, slope in BACKWARD_SLIPS.items()
         }
+        | {_IGNORES_GRAD_OUT: _tangent_through_a_backward_ignoring_grad_out}
         | {
             f"{slip}, and backward, which reverse mode runs through to differentiate the tangent, reads that "
             "changed output: compute into a new tensor, 1 - result**2.": tangent_when_backward_gives(
@@ -202,3 +329,34 @@ def reverse_over_forward_slips() -> dict[str, Callable]:
             for slip, changed in CHANGED_OUTPUTS.items()
         }
     )
+
+
+def _jacfwd_then_jacrev_when_jvp_gives(tangent: Callable) -> Callable:
+    """(jacfwd, jacrev over jacfwd) of Tanh's sum when jvp returns tangent(x, x_t): jacfwd's entry j sums
+    the tangent along e_j, and jacrev differentiates those entries."""
+
+    def gradient(y):
+        return _by_columns(tangent)(y).sum(dim=0)
+
+    return lambda x, v: (gradient(x.detach()), torch.func.jacrev(gradient)(x.detach()))
+
+
+def _jacfwd_then_jacrev_when_backward_gives(slope: Callable) -> Callable:
+    """(jacfwd, jacrev over jacfwd) of Tanh's sum when backward returns grad_out * slope(x): jvp's right
+    1 - result**2, differentiated back through that backward."""
+    return lambda x, v: (
+        _right_slope(x.detach()),
+        torch.diag(-2 * torch.tanh(x.detach()) * slope(x.detach())),
+    )
+
+
+def jacrev_of_jacfwd_slips() -> dict[str, Callable]:
+    """What each slip makes of jacfwd of Tanh's sum and of jacrev over it, the Hessian by reverse over
+    forward: the first derivative tells jvp's slips apart where their Hessians agree."""
+    return {
+        f"{slip}. {_FIX_THE_TANGENT}": _jacfwd_then_jacrev_when_jvp_gives(tangent)
+        for slip, tangent in JVP_SLIPS.items()
+    } | {
+        f"{slip}. {_THROUGH_BACKWARD}": _jacfwd_then_jacrev_when_backward_gives(slope)
+        for slip, slope in BACKWARD_SLIPS.items()
+    }

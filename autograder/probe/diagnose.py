@@ -869,7 +869,8 @@ _ERROR_HINTS = {
     ),
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors (the input saved for one rule only, or a tensor saved twice). With "
+        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls missing, "
+        "as when a rule reads a ctx attribute instead). With "
         "generate_vmap_rule = True, torch.func batches the tensors each rule reads by what the last of the "
         "two calls saved, so a rule run under vmap with another count fails, as backward does under jacrev "
         "over jacfwd. Give both calls the same number of tensors; a rule need not read all saved for it."

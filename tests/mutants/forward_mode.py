@@ -46,9 +46,13 @@ MUTANTS = [
     ),
     _tanh(
         "backward_ignores_grad_out",
-        {_FIRST, _SECOND},
+        {_FIRST, _SECOND, _REVERSE_OVER_FORWARD},
         (_BACKWARD, "return 1 - result**2"),
-        says="without multiplying by grad_out",
+        says=(
+            "without multiplying by grad_out",
+            "backward returns tanh's derivative without multiplying by grad_out (backward's argument after "
+            "ctx). Reverse over forward differentiates the tangent back through backward",
+        ),
     ),
     # The tangent is right, so forward mode and forward over reverse pass; only reverse over forward,
     # which differentiates the tangent, finds it constant.
@@ -94,6 +98,21 @@ MUTANTS = [
         (_SAVE, "ctx.result = output"),
         (_LOAD, "result = ctx.result"),
         says="it read the output from where autograd's version check cannot see it",
+    ),
+    # backward reads a ctx attribute and save_for_backward is never called: the counts differ, 0 and 1.
+    _tanh(
+        "backward_reads_a_ctx_attribute",
+        {_FIRST, _REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
+        (_LOAD, "result = ctx.result"),
+        says="or one of the two calls missing, as when a rule reads a ctx attribute instead",
+    ),
+    # A copy made in setup_context has no history: both second derivatives through it are lost.
+    _tanh(
+        "saves_copies_for_both_rules",
+        {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_SAVE, "ctx.save_for_backward(output.clone())\n        ctx.save_for_forward(output.clone())"),
+        says=(".clone() in setup_context", "setup_context saves a tensor made with `.clone()`"),
     ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
@@ -157,11 +176,60 @@ MUTANTS = [
         (_JVP, "return x_t * (result**2 - 1)"),
         says=("jvp's tangent has the wrong sign", "so the Hessian is off too"),
     ),
+    # Its Hessian equals that of the same slip in backward: the gradient beside it tells them apart.
+    _tanh(
+        "backward_flips_the_sign",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * (result**2 - 1)"),
+        says=(
+            "backward's gradient has the wrong sign",
+            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Reverse over forward differentiates the tangent back through backward",
+        ),
+    ),
     _tanh(
         "jvp_takes_cosh_of_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t / torch.cosh(result) ** 2"),
-        says=("jvp takes cosh of the saved output", "so the Hessian is off too"),
+        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so the Hessian is off too"),
+    ),
+    # 1 - tanh(result)**2 equals 1 / cosh(result)**2: the cause names both spellings.
+    _tanh(
+        "jvp_applies_tanh_to_the_output",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - torch.tanh(result) ** 2)"),
+        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so the Hessian is off too"),
+    ),
+    _tanh(
+        "backward_applies_tanh_to_the_output",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * (1 - torch.tanh(result) ** 2)"),
+        says=(
+            "backward applies tanh (or cosh) to the saved output as if it were x",
+            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Reverse over forward differentiates the tangent back through backward",
+        ),
+    ),
+    # Its Hessian is the right one negated: the cause names jvp's formula, not a sign in the Hessian.
+    _tanh(
+        "jvp_adds_the_square",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 + result**2)"),
+        says=(
+            "jvp uses 1 + result**2, a wrong sign inside",
+            "Forward over reverse starts from that tangent, so the Hessian is off too",
+            "Reverse over forward differentiates that tangent",
+        ),
+    ),
+    _tanh(
+        "backward_adds_the_square",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * (1 + result**2)"),
+        says=(
+            "backward uses 1 + result**2, a wrong sign inside",
+            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Reverse over forward differentiates the tangent back through backward",
+        ),
     ),
     _tanh(
         "jvp_returns_its_tangent",
