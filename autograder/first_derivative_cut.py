@@ -27,16 +27,37 @@ def refuse_a_first_derivative_cut_from_x(output: torch.Tensor, x: torch.Tensor, 
             "gradient for x, and its second derivative is 0. Return grad_out times the derivative wherever "
             "x requires grad (its flag is ctx.needs_input_grad[0])"
         )
+    if _derivative_along_the_graph(first, x) is None:
+        raise AnswerRefusedError(
+            f"the first derivative {name}'s backward returns has no path back to x, so torch.func's second "
+            f"derivative through it is 0, silently.\n{diagnose.cut_from_graph(output)}"
+        )
+
+
+def refuse_a_first_derivative_in_x_cut_from_w(
+    output: torch.Tensor, x: torch.Tensor, w: torch.Tensor, name: str
+) -> None:
+    """Refuse a first derivative in x of `output`, a Function's output of leaves `x` and `w`, that has a
+    path back to x but none to w: torch.func would make the mixed second derivative d/dw of d/dx a silent
+    0, while the second derivative in x stays right."""
+    (first,) = torch.autograd.grad(output.sum(), x, create_graph=True, allow_unused=True)
+    # None returned for x is the d²/dx² check's to name: here torch.func's value tells.
+    if first is not None and _derivative_along_the_graph(first, w) is None:
+        raise AnswerRefusedError(
+            f"grad_x, the first derivative in x that {name}'s backward returns, has no path back to w (as "
+            "when it is computed from w.detach() or w.data), so torch.func's mixed second derivative "
+            f"through it, d/dw of d/dx, is 0, silently.\n{diagnose.cut_from_graph(output)}"
+        )
+
+
+def _derivative_along_the_graph(first: torch.Tensor, leaf: torch.Tensor) -> torch.Tensor | None:
+    """The gradient of `first` with respect to `leaf`, or None where autograd finds no path to it."""
     try:
-        (second,) = torch.autograd.grad(first.sum(), x, allow_unused=True)
+        (second,) = torch.autograd.grad(first.sum(), leaf, allow_unused=True)
     except RuntimeError as error:
         # No graph at all, or the error node @once_differentiable leaves, is a cut; anything else (a
         # saved tensor changed in place) is autograd's to tell, with its own hint.
         if not any(symptom in str(error) for symptom in _CUT):
             raise
-        second = None
-    if second is None:
-        raise AnswerRefusedError(
-            f"the first derivative {name}'s backward returns has no path back to x, so torch.func's second "
-            f"derivative through it is 0, silently.\n{diagnose.cut_from_graph(output)}"
-        )
+        return None
+    return second

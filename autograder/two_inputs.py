@@ -8,7 +8,10 @@ import math
 
 import torch
 
-from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
+from autograder.first_derivative_cut import (
+    refuse_a_first_derivative_cut_from_x,
+    refuse_a_first_derivative_in_x_cut_from_w,
+)
 from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
@@ -82,14 +85,31 @@ def torch_func_second_derivative_in_x(
     """d²/dx² of function at every element, by torch.func's vmap(grad(grad(...))), once what would make
     it wrong is named: None returned for x under torch.func's flags, a first derivative already wrong,
     or one cut from x, which torch.func would turn into a silent 0."""
+    leaf, other = _first_derivative_checked(function, x, w)
+    refuse_a_first_derivative_cut_from_x(function.apply(leaf, other), leaf, function.__name__)
+    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
+
+
+def torch_func_mixed_second_derivative(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> torch.Tensor:
+    """d/dw of d/dx of function at every element, by torch.func's
+    vmap(grad(grad(...), argnums=1)), once what would make it wrong is named, as for d²/dx²: there a
+    first derivative in x cut from w (w.detach() in grad_x) is the silent 0."""
+    leaf, other = _first_derivative_checked(function, x, w)
+    refuse_a_first_derivative_in_x_cut_from_w(function.apply(leaf, other), leaf, other, function.__name__)
+    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply), argnums=1))(x, w)
+
+
+def _first_derivative_checked(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Leaves of x and w to differentiate twice through, once a first derivative in x that torch.func
+    cannot use or already finds wrong is refused. Both require grad, so that a w kept as data is not
+    taken for a tensor saved without its history."""
     refuse_gradients_out_of_place(function, x, w)
     refuse_a_wrong_first_derivative(function, x, w)
-    # Both inputs require grad here, so that a w kept as data is not taken for a tensor saved without
-    # its history.
-    leaf = x.detach().requires_grad_()
-    output = function.apply(leaf, w.detach().requires_grad_())
-    refuse_a_first_derivative_cut_from_x(output, leaf, function.__name__)
-    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
+    return x.detach().requires_grad_(), w.detach().requires_grad_()
 
 
 def gradients_returned(

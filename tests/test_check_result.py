@@ -604,9 +604,45 @@ def test_a_wrong_gradient_through_a_function_blames_its_backward_alone():
     message = failure(doubled_less_one, lambda x: 2 * x - 1, a_parameter)
     assert (
         "Likely cause: the backward of DoubleWithAWrongBackward, which the result runs through, returns a "
-        "wrong derivative: check its formula" in message
+        "wrong derivative: check its formula." in message
     )
     assert "did not record" not in message
+
+
+class DoubleSquaringItsOutputInPlace(DoubleWithAWrongBackward):
+    """2x, saving its output, whose backward squares it in place: 4x², and a wrong derivative."""
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (out,) = ctx.saved_tensors
+        return grad_out * out.square_()
+
+
+class DoubleSquaringItsOutputInPlaceWithAJvp(DoubleSquaringItsOutputInPlace):
+    """The same, with a jvp rule as well."""
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        return 2 * x_t
+
+
+@pytest.mark.parametrize(
+    ("function", "rules"),
+    [
+        (DoubleSquaringItsOutputInPlace, "that backward changes"),
+        (DoubleSquaringItsOutputInPlaceWithAJvp, "that no rule of the Function, backward or jvp, changes"),
+    ],
+)
+def test_a_wrong_gradient_through_a_function_changing_a_tensor_in_place_names_the_rules_it_has(
+    function, rules
+):
+    """Only a rule that changes a tensor in place may have changed a saved one; jvp only where defined."""
+    message = failure(lambda x: function.apply(x) - 1, lambda x: 2 * x - 1, a_parameter)
+    assert f"returns a wrong derivative: check its formula, and {rules}" in message
 
 
 def test_a_wrong_gradient_equal_to_a_known_mistakes_is_told_with_its_cause():

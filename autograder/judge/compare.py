@@ -707,22 +707,36 @@ def _constant_otherwise(measurement: dict) -> str:
     return untracked
 
 
-def _differentiated_otherwise(causes: list[str], functions: list[str]) -> str:
+def _differentiated_otherwise(causes: list[str], functions: list[str], rules: dict) -> str:
     """Why a result of the right value has the wrong gradient: a part autograd takes as a constant, for the
     causes the answer's code can have; without one, the backward of a Function on the way, where the
-    result runs through one; else a derivative rule on the way is wrong as well."""
+    result runs through one, and a saved tensor changed in place where a rule of it changes one; else a
+    derivative rule on the way is wrong as well."""
     if causes:
         return f"part of the result is a constant to autograd: {'; or '.join(causes)}"
     if functions:
         return (
             f"the backward of {' or '.join(functions)}, which the result runs through, returns a wrong "
-            "derivative: check its formula, and that no rule of the Function, backward or jvp, changes a "
-            "saved tensor in place (result.square_())"
+            f"derivative: check its formula{_saved_tensor_changed(rules)}"
         )
     return (
         "autograd differentiates it otherwise than its value says: part of it was computed from tensors "
         "autograd did not record, or a Function it runs through has a wrong backward"
     )
+
+
+def _saved_tensor_changed(rules: dict) -> str:
+    """The second thing to check, where a rule of a Function on the way changes a tensor in place: that
+    it is not a saved one. The rules are named as the Function defines them."""
+    if not rules.get("in_place"):
+        return ""
+    defined = [arrays.text(rule) for rule in rules.get("defined", [])]
+    if len(defined) > 1:
+        return (
+            f", and that no rule of the Function, {' or '.join(defined)}, changes a saved tensor in "
+            "place (result.square_())"
+        )
+    return ", and that backward changes no saved tensor in place (result.square_())"
 
 
 def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None:
@@ -737,6 +751,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     causes, advice = _why_constant(measurement, whole=constant)
     listed = measurement.get("functions")
     functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
+    rules = measurement.get("rules") if isinstance(measurement.get("rules"), dict) else {}
     cause = "; or ".join(causes) or _constant_otherwise(measurement)
     if constant:
         raise FailedCheckError(
@@ -770,7 +785,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             if mistaken:
                 raise FailedCheckError(f"{wrong}\nLikely cause: {mistaken}")
             raise FailedCheckError(
-                f"{wrong} Likely cause: {_differentiated_otherwise(causes, functions)}.{advice}"
+                f"{wrong} Likely cause: {_differentiated_otherwise(causes, functions, rules)}.{advice}"
             )
 
 

@@ -152,6 +152,21 @@ def missing_factor(
                 f"Likely cause: this derivative is missing the factor {name}: multiplied by {name}, it "
                 f"would be right. {why}"
             )
+    return _off_by_a_factor_of_two(expected, got)
+
+
+def _off_by_a_factor_of_two(expected: torch.Tensor, got: torch.Tensor) -> str | None:
+    """A hint when a derivative is half or twice the right one: a constant 2 left out of its formula (the
+    2 of d/dx x**2 = 2x) or put in once too often."""
+    if bool((expected.detach().abs() < 1e-6).all()):
+        return None
+    slips = {
+        2.0: "half the right one: a factor 2 left out of its formula (as the 2 of d/dx x**2 = 2 * x)",
+        0.5: "twice the right one: a factor 2 too many in its formula",
+    }
+    for ratio, slip in slips.items():
+        if torch.allclose((got * ratio).detach(), expected.detach(), rtol=1e-6, atol=1e-9):
+            return f"Likely cause: this derivative is off by a factor of 2, {slip}. Derive it again."
     return None
 
 

@@ -192,7 +192,25 @@ def _copies_in_setup_context(function, names: set[str]) -> list[str]:
 def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
     """The custom Functions whose backward a gradient of `outputs` runs through, by name: with no way out
     of the graph in the code, a wrong gradient is one of theirs."""
-    names: list[str] = []
+    return [cls.__name__ for cls in _function_classes_on_the_way(outputs)]
+
+
+def rules_on_the_way(outputs: list[torch.Tensor]) -> dict[str, list[str]]:
+    """The derivative rules of the custom Functions on the way from `outputs`: "defined", backward and,
+    where one of them defines it, jvp; "in_place", those whose code changes a tensor in place
+    (result.square_(), grad *= ...), where a wrong derivative may come from a saved tensor so changed."""
+    defined, in_place = ["backward"], []
+    for cls in _function_classes_on_the_way(outputs):
+        if cls.jvp is not torch.autograd.Function.jvp and "jvp" not in defined:
+            defined.append("jvp")
+        for rule in ("backward", "jvp"):
+            if rule not in in_place and _changes_in_place(getattr(cls, rule)):
+                in_place.append(rule)
+    return {"defined": defined, "in_place": in_place}
+
+
+def _function_classes_on_the_way(outputs: list[torch.Tensor]) -> list[type]:
+    classes: list[type] = []
     seen, pending = set(), [output.grad_fn for output in outputs]
     while pending:
         node = pending.pop()
@@ -200,10 +218,31 @@ def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
             continue
         seen.add(node)
         cls = getattr(node, "_forward_cls", None)
-        if cls is not None and cls.__name__ not in names:
-            names.append(cls.__name__)
+        if cls is not None and cls not in classes:
+            classes.append(cls)
         pending.extend(following for following, _ in node.next_functions)
-    return names
+    return classes
+
+
+# Tensor methods named like in-place ones that change no values.
+_NOT_A_CHANGE = {"requires_grad_", "retain_grad_"}
+
+
+def _changes_in_place(rule) -> bool:
+    """Whether a rule's code calls a Tensor method in place (square_, mul_) or assigns in place (*=)."""
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return False
+    names, _ = _names_used(rule)
+    if any(
+        name.endswith("_") and not name.startswith("_") and name not in _NOT_A_CHANGE
+        for name in names & set(dir(torch.Tensor))
+    ):
+        return True
+    return any(
+        instruction.opname == "BINARY_OP" and instruction.argrepr.endswith("=")
+        for instruction in dis.get_instructions(code)
+    )
 
 
 def functions_backward_calls(output: torch.Tensor, grads) -> list[str]:
@@ -543,17 +582,22 @@ def _gradient_like(value) -> bool:
     return value is None or isinstance(value, torch.Tensor)
 
 
-# torch's errors whose later sentences only give, less precisely, the advice of the "Likely cause" line a
-# message adds after them.
-_FIRST_SENTENCE_SAYS_IT = ("Trying to backward through the graph a second time",)
+# torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
+# advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, and vmap
+# refusing an in-place change of a tensor without the batch dimension ("use out-of-place operators").
+_FIRST_SENTENCE_SAYS_IT = (
+    "Trying to backward through the graph a second time",
+    "in extra_args that has more elements than `self`",
+)
 
 
 def quoted(error: Exception) -> str:
     """torch's error as a message quotes it: whole, or only its first sentence where the rest would repeat
     the likely cause that follows it."""
     text = str(error)
-    if text.startswith(_FIRST_SENTENCE_SAYS_IT) and ". " in text:
-        return text.split(". ", 1)[0] + "."
+    first = text.split(". ", 1)[0]
+    if first != text and any(symptom in first for symptom in _FIRST_SENTENCE_SAYS_IT):
+        return first + "."
     return text
 
 

@@ -520,6 +520,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         measurement["flow"] = {"requires_grad": False}
     else:
         measurement["functions"] = diagnose.functions_on_the_way([tensors[index] for index in wanted])
+        measurement["rules"] = diagnose.rules_on_the_way([tensors[index] for index in wanted])
         try:
             grads = torch.autograd.grad(
                 [tensors[index] for index in wanted],

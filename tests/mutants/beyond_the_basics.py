@@ -403,7 +403,7 @@ MUTANTS = [
         {_FIRST, _SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * w * x if ctx.needs_input_grad[0] else None"),
         says=(
-            "the derivative formula in backward is wrong",
+            "this derivative is off by a factor of 2, half the right one: a factor 2 left out",
             "in x is already wrong (it should be 2 * w * x)",
         ),
     ),
@@ -449,12 +449,26 @@ MUTANTS = [
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
         says=("backward uses `.detach()`", "so torch.func's second derivative through it is 0, silently"),
     ),
-    # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost.
+    # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost. d²/dx² is
+    # right: only the mixed derivative, d/dw of d/dx, is a silent 0 to torch.func.
     _scaled_square(
         "detaches_w_in_grad_x",
-        {_SECOND},
+        {_SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * 2 * w.detach() * x if ctx.needs_input_grad[0] else None"),
-        says="grad_x and grad_w computed with create_graph=True do not depend on w",
+        says=(
+            "grad_x and grad_w computed with create_graph=True do not depend on w",
+            "grad_x, the first derivative in x that ScaledSquare's backward returns, has no path back to w "
+            "(as when it is computed from w.detach() or w.data), so torch.func's mixed second derivative",
+            "backward uses `.detach()`",
+        ),
+    ),
+    # Right, and right under torch.autograd; under vmap the 2 * x it changes in place has no batch
+    # dimension, while grad_out has one. torch's error is cut to its first sentence before the cause.
+    _scaled_square(
+        "builds_grad_x_in_place",
+        {_FIRST},
+        (_GRAD_X, "grad_x = (2 * x).mul_(w).mul_(grad_out) if ctx.needs_input_grad[0] else None"),
+        says="has more elements than `self`. Likely cause: backward changes in place (grad_x += ...",
     ),
     # Right one gradient at a time; under vmap (torch.func.jacrev, gradcheck's check_batched_grad) the
     # tensor it creates has no batch dimension, so adding a batch of gradients into it in place fails.
@@ -634,6 +648,14 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
         says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative",
     ),
+    # No rule changes anything in place: the formula alone is to blame.
+    _tanh_in_place(
+        "tanhinplace_derivative_of_the_output_not_squared",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - result)"),
+        says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative: check "
+        "its formula.",
+    ),
     # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
     _tanh_in_place(
         "tanhinplace_backward_with_the_wrong_sign",
@@ -712,6 +734,8 @@ INSTRUCTIONS = {
     "it computes each only if its input requires grad": "computes_grad_x_then_drops_it",
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
+    "so build each gradient as a new tensor, not by changing one in place": "builds_grad_x_in_place",
+    "so `grad_x` must stay connected to `w` as well as to `x`": "detaches_w_in_grad_x",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
     "`forward(x)` takes no `ctx`; it": "old_style_tanhinplace",
     "changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
