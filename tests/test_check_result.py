@@ -157,6 +157,14 @@ def penalty_by_backward_into_the_points(critic, points):
     return ((points.grad.norm(dim=1) - 1) ** 2).mean()
 
 
+def penalty_storing_its_gradient_in_points_grad(critic, points):
+    """Right in value, but with points.grad assigned a gradient that keeps its graph."""
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    points.grad = grad
+    return ((grad.norm(dim=1) - 1) ** 2).mean()
+
+
 def penalty_without_create_graph(critic, points):
     points = points.clone().requires_grad_()
     (grad,) = torch.autograd.grad(critic(points).sum(), points)
@@ -419,8 +427,16 @@ def test_a_grad_the_caller_filled_must_be_kept_as_it_was():
 
 def test_a_gradient_holding_its_own_graph_behind_the_result_fails_as_a_leak():
     message = failure(penalty_by_backward_into_the_points, penalty, critic_and_points)
-    assert message.startswith("penalty_by_backward_into_the_points leaks memory: a tensor it made or was")
+    assert message.startswith(
+        "penalty_by_backward_into_the_points leaks memory: the .grad of a tensor it made"
+    )
     assert ".backward(create_graph=True)" in message
+
+
+def test_a_gradient_with_its_graph_assigned_to_grad_names_the_assignment_not_backward():
+    message = failure(penalty_storing_its_gradient_in_points_grad, penalty, critic_and_points)
+    assert "Likely cause: a gradient made with create_graph=True was assigned to .grad" in message
+    assert ".backward(" not in message
 
 
 def test_penalty_with_the_wrong_norm_fails_on_its_value():

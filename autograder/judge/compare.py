@@ -559,7 +559,12 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 "caller. Likely cause: .backward() adds to .grad (or the code writes to it); "
                 "torch.autograd.grad returns the gradient and leaves every .grad as it was."
             )
-        if want is None and got is not None and _gradient_of_the_result(expected, measurement, label, got):
+        if (
+            want is None
+            and got is not None
+            and measurement.get("calls_backward") is not False
+            and _gradient_of_the_result(expected, measurement, label, got)
+        ):
             raise FailedCheckError(
                 f"{name} filled {label}.grad, which should stay None, with the gradient of the result it "
                 "returns. Likely cause: it calls .backward() on that result; take no gradient of it and "
@@ -568,9 +573,8 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             )
         if want is None and got is not None:
             raise FailedCheckError(
-                f"{name} filled {label}.grad, which should stay None. Likely cause: .backward() stores "
-                "gradients in the .grad of every leaf it reaches; torch.autograd.grad returns them "
-                "instead and leaves .grad alone."
+                f"{name} filled {label}.grad, which should stay None. Likely cause: "
+                + _what_fills_grad(measurement)
             )
         if want is not None and got is None:
             raise FailedCheckError(
@@ -591,6 +595,17 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             ]
             listed = "\n".join(_one_of(causes))
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _what_fills_grad(measurement: dict) -> str:
+    """Why a .grad that should stay None was filled: .backward() where the code calls it, else the code
+    wrote to .grad itself."""
+    if measurement.get("calls_backward") is False:
+        return ".grad was assigned directly (or added to); return the value instead and leave .grad alone."
+    return (
+        ".backward() stores gradients in the .grad of every leaf it reaches; torch.autograd.grad returns "
+        "them instead and leaves .grad alone."
+    )
 
 
 def _gradient_of_the_result(expected: dict, measurement: dict, label: str, got) -> bool:
@@ -633,17 +648,33 @@ def _same(want, got) -> bool:
 
 
 def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
-    """A result right in every number can still leak all its memory, every call."""
-    if measurement.get("gradient_cycle") is True:
-        raise FailedCheckError(
-            f"{name} leaks memory: a tensor it made or was given holds in .grad a gradient whose graph "
-            "leads back to that tensor, a reference cycle that is never freed (PyTorch issue #4661). "
-            "Likely cause: .backward(create_graph=True) (with inputs= or not), or a tensor that is not a "
-            "leaf and retains its gradient (retain_grad(), or once listed in backward's inputs=): every "
-            "later pass through it, torch.autograd.grad's with create_graph=True too, stores its gradient "
-            "in its .grad, graph and all, so setting that .grad to None in between does not help. "
-            "torch.autograd.grad alone returns the gradient and stores nothing."
+    """A result right in every number can still leak all its memory, every call. The probe tells which
+    tensor holds the cycle, one of the caller's by its name, and whether it is a leaf: a leaf's .grad gets
+    a graph from .backward(create_graph=True) or from the code writing one there; a tensor that is not one,
+    from any pass through it once it retains its gradient."""
+    if measurement.get("gradient_cycle") is not True:
+        return
+    cycle = measurement.get("cycle_in")
+    cycle = cycle if isinstance(cycle, dict) else {}
+    label = cycle.get("label")
+    holder = f"{arrays.text(label)}.grad" if isinstance(label, str) else "the .grad of a tensor it made"
+    if cycle.get("leaf") is False:
+        cause = (
+            "a tensor that is not a leaf retains its gradient (retain_grad(), or listed in backward's "
+            "inputs=): every later pass through it, torch.autograd.grad's too, stores a gradient there, so "
+            "setting that .grad to None in between does not help. torch.autograd.grad alone stores nothing."
         )
+    elif measurement.get("calls_backward") is False:
+        cause = "a gradient made with create_graph=True was assigned to .grad; assign its .detach() instead."
+    else:
+        cause = (
+            ".backward(create_graph=True) (with inputs= or not) stores the gradient in .grad, graph and all; "
+            "torch.autograd.grad returns it and stores nothing."
+        )
+    raise FailedCheckError(
+        f"{name} leaks memory: {holder} holds a gradient whose graph leads back to that tensor, a reference "
+        f"cycle never freed (PyTorch issue #4661).\nLikely cause: {cause}"
+    )
 
 
 def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:

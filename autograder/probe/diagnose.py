@@ -280,20 +280,31 @@ class TensorsMade(TorchFunctionMode):
         return result
 
 
-def holds_a_gradient_cycle(tensors: list[torch.Tensor]) -> bool:
-    """Whether one of `tensors` holds in .grad a gradient with a graph, which leads back to that tensor:
-    .backward(create_graph=True) made it, and the cycle runs through C++ objects that Python's garbage
-    collector cannot see, so none of it is ever freed (PyTorch issue #4661)."""
+def tensor_in_a_gradient_cycle(tensors: list[torch.Tensor]) -> torch.Tensor | None:
+    """The first of `tensors` that holds in .grad a gradient with a graph, which leads back to that tensor:
+    .backward(create_graph=True) made it, or a later pass through a tensor that retains its gradient, and
+    the cycle runs through C++ objects that Python's garbage collector cannot see, so none of it is ever
+    freed (PyTorch issue #4661). None if no tensor holds one."""
     with warnings.catch_warnings():
         # A non-leaf's .grad warns when read; backward(inputs=[...]) fills it all the same.
         warnings.simplefilter("ignore", UserWarning)
         for tensor in tensors:
             try:  # a tensor a torch.func transform wrapped may be dead by now
                 if tensor.grad is not None and tensor.grad.grad_fn is not None:
-                    return True
+                    return tensor
             except RuntimeError:
                 continue
-    return False
+    return None
+
+
+def calls_backward(function) -> bool | None:
+    """Whether the code calls .backward() (or torch.autograd.backward), following its helpers: the one
+    call that fills .grad; where it makes none, a filled .grad was written by the code itself. None where
+    there is no code to read."""
+    if getattr(function, "__code__", None) is None:
+        return None
+    names, _ = _names_used(function)
+    return "backward" in names
 
 
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
@@ -841,6 +852,11 @@ _SETUP_CONTEXT_SIGNATURE = (
     "\nLikely cause: autograd calls setup_context(ctx, inputs, output): ctx, the tuple of forward's inputs "
     "and what forward returned. Take all three, even one you do not use."
 )
+# Why adding to a .grad that is None fails, and what to write instead.
+_ADDING_TO_NONE = (
+    ": .grad is None until a first backward fills it. Use p.grad = g if p.grad is None else p.grad + g, or "
+    "let backward do the adding."
+)
 _ERROR_HINTS = {
     "backward through the graph a second time": (
         "\nLikely cause: an earlier backward (or torch.autograd.grad) call through the same graph freed its "
@@ -853,8 +869,10 @@ _ERROR_HINTS = {
     ),
     "'tuple' and 'Tensor'": _GRAD_RETURNS_A_TUPLE,
     "for +=: 'NoneType' and 'Tensor'": (
-        "\nLikely cause: += on a value that is None, such as p.grad += g: .grad is None until a first "
-        "backward fills it. Use p.grad = g if p.grad is None else p.grad + g, or let backward do the adding."
+        f"\nLikely cause: += on a value that is None, such as p.grad += g{_ADDING_TO_NONE}"
+    ),
+    "'NoneType' object has no attribute 'add_'": (
+        f"\nLikely cause: .add_() on a value that is None, such as p.grad.add_(g){_ADDING_TO_NONE}"
     ),
     "'Tensor' and 'tuple'": _GRAD_RETURNS_A_TUPLE,
     "refers to a single memory location": (

@@ -509,7 +509,14 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     }
     tensors = samples.tensors(result)
     # A leaf the answer made and left in a cycle is out of its result's reach: only `made` still sees it.
-    measurement["gradient_cycle"] = diagnose.holds_a_gradient_cycle(made.tensors + [t for _, t in leaves])
+    cycle = diagnose.tensor_in_a_gradient_cycle([t for _, t in leaves] + made.tensors)
+    measurement["gradient_cycle"] = cycle is not None
+    if cycle is not None:
+        measurement["cycle_in"] = {
+            "label": next((label for label, leaf in leaves if leaf is cycle), None),
+            "leaf": cycle.is_leaf,
+        }
+    measurement["calls_backward"] = diagnose.calls_backward(function)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

@@ -97,6 +97,17 @@ MUTANTS = [
         ),
         says="the factor 2 is left out",
     ),
+    _hidden(
+        "hidden_second_with_respect_to_b2",
+        (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.bias, create_graph=True)"),
+        says="the second call differentiates f with respect to b2, not the hidden value l",
+    ),
+    # 2·w2 written by hand: f differentiated by b2, shaped like hidden.
+    _hidden(
+        "hidden_by_hand_with_respect_to_b2",
+        answer="def hidden_gradient(net, x):\n    return 2 * net.linear2.weight\n",
+        says="f = 2u·w2 is differentiated with respect to b2, not the hidden value l",
+    ),
     # Right in value, but hidden.grad holds a gradient whose graph leads back to hidden: a cycle never freed.
     _hidden(
         "hidden_backward_into_hidden_grad",
@@ -111,7 +122,10 @@ MUTANTS = [
             _GRAD_OF_HIDDEN,
             "y.backward(inputs=[hidden], create_graph=True)\n    f = hidden.grad\n    hidden.grad = None",
         ),
-        says=("leaks memory", "so setting that .grad to None in between does not help"),
+        says=(
+            "leaks memory: the .grad of a tensor it made holds",
+            "so setting that .grad to None in between does not help",
+        ),
     ),
     # The lesson's numbers from a network of its own: right on the visible test, cut from the arguments.
     _hidden(
@@ -141,6 +155,17 @@ MUTANTS = [
         (_FIRST, "(first,) = torch.autograd.grad(y, w1, create_graph=True)"),
         (_SECOND, "(second,) = torch.autograd.grad(first, b2)"),
         says="the first call differentiates y with respect to w1, and the second with respect to b2",
+    ),
+    _derivatives(
+        "derivatives_by_w1_twice",
+        (_FIRST, "(first,) = torch.autograd.grad(y, w1, create_graph=True)"),
+        says="the first derivative is taken with respect to w1, not b2",
+    ),
+    # The right pair, but dy/db2 also written into b2.grad.
+    _derivatives(
+        "derivatives_assign_the_first_to_b2_grad",
+        (_SECOND, f"{_SECOND}\n    b2.grad = first.detach()"),
+        says=".grad was assigned directly (or added to); return the value instead",
     ),
     _derivatives(
         "derivatives_differentiate_y_twice",
@@ -214,6 +239,23 @@ MUTANTS = [
         (_BOTH_BACKWARDS, "(y + g).backward()"),
         says="only y's gradient was added",
     ),
+    # g written out under torch.no_grad(): a constant, whose part of the backward adds nothing.
+    _accumulate(
+        "accumulate_g_under_no_grad",
+        (_GRAD_OF_W2, "with torch.no_grad():\n        g = 2 * net.linear2(net.linear1(x)) * net.linear1(x)"),
+        (_BOTH_BACKWARDS, "(y + g).sum().backward()"),
+        says="or under torch.no_grad()",
+    ),
+    # Both gradients added by hand with add_, to a .grad that is None before any backward.
+    _accumulate(
+        "accumulate_add_to_a_none_grad",
+        (
+            _BOTH_BACKWARDS,
+            "for p, gradient in zip(net.parameters(), torch.autograd.grad(y + g, list(net.parameters()))):\n"
+            "        p.grad.add_(gradient)",
+        ),
+        says="such as p.grad.add_(g): .grad is None until a first backward fills it",
+    ),
     # inputs= without b2: b2's .grad stays None, or keeps what an earlier backward left.
     _accumulate(
         "accumulate_leaves_the_bias_out_of_inputs",
@@ -277,7 +319,7 @@ MUTANTS = [
             "    y.backward(create_graph=True)\n"
             "    net.linear2.weight.grad.backward()\n"
         ),
-        says="leaks memory",
+        says="leaks memory: net.linear1.weight.grad holds a gradient whose graph leads back",
     ),
     _accumulate(
         "accumulate_zeroes_between",
