@@ -109,21 +109,17 @@ def _reference_names(reference: Callable) -> None:
         ) from None
 
 
-def where_built(reference: Callable, inputs: Callable, named: bool = True) -> str:
-    """How check_result messages say which arguments were used: the visible example's or not. A builder
-    the student cannot see, one the hidden part of a test cell defines, is not `named`."""
+def where_built(reference: Callable, inputs: Callable) -> str:
+    """How check_result messages say which arguments were used: the visible example's or not."""
     names = ", ".join(inspect.signature(reference).parameters)
-    if not named:
-        return f"when called with the {names} that a hidden test builds"
     return f"when called with the {names} that `{getattr(inputs, '__name__', 'inputs')}` builds"
 
 
-def checked_on(inputs: Callable | None, randomized: bool, named: bool = True) -> str:
-    """What a passing check says it ran on: its builder of inputs (check_result), unless it is not
-    `named` (see where_built), or random inputs (a hidden test of a Function); nothing for a Function's
-    visible inputs."""
+def checked_on(inputs: Callable | None, randomized: bool) -> str:
+    """What a passing check says it ran on: its builder of inputs (check_result), or random inputs (a
+    hidden test of a Function); nothing for a Function's visible inputs."""
     if inputs is not None:
-        return f"`{getattr(inputs, '__name__', 'inputs')}`" if named else "a hidden test's inputs"
+        return f"`{getattr(inputs, '__name__', 'inputs')}`"
     return "random inputs" if randomized else ""
 
 

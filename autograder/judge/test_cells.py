@@ -184,11 +184,6 @@ def _preamble(tree: ast.Module, source: str, wanted: set[str]) -> str:
     return "\n".join(ast.get_source_segment(source, tree.body[index]) for index in sorted(needed))
 
 
-def _defined_on(value, lines: set[int]) -> bool:
-    """Whether value is a function the test cell defines on one of `lines`, as its hidden part."""
-    return _defined_in_cell(value) and value.__code__.co_firstlineno in lines
-
-
 def _bound_at_top(statement: ast.stmt) -> list[str]:
     if isinstance(statement, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
         return [statement.name]
@@ -235,11 +230,9 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
         timeout = options.pop("timeout", autograder.checks.DEFAULT_TIMEOUT)
         randomized = options.pop("randomized", False)
         samples.reproducible(hash((seed, number)))
-        # A builder of the hidden part is not named: the student cannot see it.
-        named = not _defined_on(call.inputs, hidden)
         if call.kind == "result":
             made = plan.plan_result(call.reference, call.inputs, randomized, options.pop("mistakes", None))
-            where = autograder.checks.where_built(call.reference, call.inputs, named)
+            where = autograder.checks.where_built(call.reference, call.inputs)
             builder = _locate(call.inputs, "argument builder")
         else:
             low, high = options.pop("low", -2.0), options.pop("high", 2.0)
@@ -261,7 +254,7 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
             "builder": builder,
             "preamble": _preamble(tree, source, wanted),
         }
-        passed = passed_line(call.kind, name, autograder.checks.checked_on(call.inputs, randomized, named))
+        passed = passed_line(call.kind, name, autograder.checks.checked_on(call.inputs, randomized))
         yield Check(call.kind, name, made, request, where, passed, call.line in hidden)
 
 
