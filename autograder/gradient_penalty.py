@@ -94,6 +94,11 @@ OVER_THE_BATCH = (
     "the norm is taken over the batch (dim=0), one per feature; each point's gradient is a row of "
     "gradients: gradients.norm(dim=1)."
 )
+ONE_COLUMN = (
+    "the norm is taken over the batch (gradients.norm(), or gradients.norm(dim=0): with one feature, the "
+    "gradients are a single column and both take its norm); each point's gradient is a row of gradients "
+    "and needs its own norm: gradients.norm(dim=1)."
+)
 MEAN_SCORE = (
     "the scores are averaged (critic(points).mean()) before torch.autograd.grad, which divides every point's "
     "gradient by the batch size; add them up (.sum()): each point's score depends on that point alone."
@@ -121,6 +126,17 @@ OF_THE_PARAMETERS = (
 )
 
 
+def _where_features(many: bool, mistake):
+    """`mistake` where the points have more than one feature (`many`), or exactly one (not `many`); None,
+    which equals no result, elsewhere: with one feature, the norm over the whole batch and over dim=0 are
+    the same slip, ONE_COLUMN."""
+
+    def named(critic: nn.Module, points: torch.Tensor):
+        return mistake(critic, points) if (points.shape[1] > 1) == many else None
+
+    return named
+
+
 def _penalty_of_the_parameters(critic: nn.Module, points: torch.Tensor) -> torch.Tensor:
     """(‖∇_θ Σ critic(points)‖ - 1)², the gradient taken with respect to every parameter, flattened into
     one: what OF_THE_PARAMETERS returns. A first derivative, which autograd takes the test's own way."""
@@ -129,13 +145,20 @@ def _penalty_of_the_parameters(critic: nn.Module, points: torch.Tensor) -> torch
 
 
 PENALTY_MISTAKES = {
-    WHOLE_BATCH: lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2,
+    WHOLE_BATCH: _where_features(
+        True, lambda critic, points: (gradients_by_hand(critic, points).norm() - 1) ** 2
+    ),
+    ONE_COLUMN: _where_features(
+        False, lambda critic, points: (norms_by_hand(critic, points).norm() - 1) ** 2
+    ),
     SUMMED: lambda critic, points: ((norms_by_hand(critic, points) - 1) ** 2).sum(),
     NOT_MINUS_ONE: lambda critic, points: (norms_by_hand(critic, points) ** 2).mean(),
     NOT_SQUARED: lambda critic, points: (norms_by_hand(critic, points) - 1).mean(),
     ABSOLUTE: lambda critic, points: (norms_by_hand(critic, points) - 1).abs().mean(),
     SQUARED_NORM: lambda critic, points: ((norms_by_hand(critic, points) ** 2 - 1) ** 2).mean(),
-    OVER_THE_BATCH: lambda critic, points: ((gradients_by_hand(critic, points).norm(dim=0) - 1) ** 2).mean(),
+    OVER_THE_BATCH: _where_features(
+        True, lambda critic, points: ((gradients_by_hand(critic, points).norm(dim=0) - 1) ** 2).mean()
+    ),
     MEAN_SCORE: lambda critic, points: ((norms_by_hand(critic, points) / len(points) - 1) ** 2).mean(),
     TIMES_LAMBDA: lambda critic, points: 10 * penalty_by_hand(critic, points),
     ONE_SIDED: lambda critic, points: ((norms_by_hand(critic, points) - 1).clamp(min=0) ** 2).mean(),
@@ -146,16 +169,21 @@ PENALTY_MISTAKES = {
     OF_THE_PARAMETERS: _penalty_of_the_parameters,
 }
 LINE_MISTAKES = {
-    WHOLE_BATCH: lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2,
+    WHOLE_BATCH: _where_features(
+        True, lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2
+    ),
+    ONE_COLUMN: _where_features(
+        False, lambda critic, points: (len(points) ** 0.5 * _norm_of_w(critic) - 1) ** 2
+    ),
     SUMMED: lambda critic, points: len(points) * (_norm_of_w(critic) - 1) ** 2,
     NOT_MINUS_ONE: lambda critic, points: _norm_of_w(critic) ** 2,
     NOT_SQUARED: lambda critic, points: _norm_of_w(critic) - 1,
     ABSOLUTE: lambda critic, points: (_norm_of_w(critic) - 1).abs(),
     SQUARED_NORM: lambda critic, points: (_norm_of_w(critic) ** 2 - 1) ** 2,
     # Every point's gradient is w: over the batch, feature j's norm is √batch |w_j|.
-    OVER_THE_BATCH: lambda critic, points: (
-        (len(points) ** 0.5 * critic.weight.detach().abs() - 1) ** 2
-    ).mean(),
+    OVER_THE_BATCH: _where_features(
+        True, lambda critic, points: ((len(points) ** 0.5 * critic.weight.detach().abs() - 1) ** 2).mean()
+    ),
     MEAN_SCORE: lambda critic, points: (_norm_of_w(critic) / len(points) - 1) ** 2,
     TIMES_LAMBDA: lambda critic, points: 10 * (_norm_of_w(critic) - 1) ** 2,
     ONE_SIDED: lambda critic, points: (_norm_of_w(critic) - 1).clamp(min=0) ** 2,

@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What seven usual mistakes return, so that a wrong result equal to one of them is named.
+# What eight usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -48,6 +48,10 @@ GRADIENT_SQUARED = (
     "derivatives only (Gauss-Newton and Fisher approximations do): H·v needs the gradient differentiated "
     "once more, with grad_outputs=v."
 )
+TIMES_V_AGAIN = (
+    "the result is a number, vᵀHv: H·v multiplied by v once more. Return the vector H·v, the double "
+    "backward's result as it is."
+)
 HVP_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
@@ -56,6 +60,7 @@ HVP_MISTAKES = {
     WEIGHTED_BY_X: lambda f, x, v: vhp_by_torch(f, x, x),
     TIMES_V: lambda f, x, v: gradient_by_torch(f, x, v) * v,
     GRADIENT_SQUARED: lambda f, x, v: gradient_by_torch(f, x, v) * (gradient_by_torch(f, x, v) @ v),
+    TIMES_V_AGAIN: lambda f, x, v: vhp_by_torch(f, x, v) @ v,
 }
 
 # One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied
@@ -71,8 +76,8 @@ HVP_VALUE_MISTAKES = HVP_MISTAKES | {
 
 # Said when hvp applies f's second derivative to a second vector, or to a batch at once.
 _MORE_THAN_ONCE = (
-    "this f lets hvp apply its second derivative to one vector, and hvp applied it to more. One H·v needs "
-    "one double backward; building the Hessian takes one per row, row by row or in one batch "
+    "f's second derivative was applied more than once, as building the Hessian does. One H·v needs one "
+    "double backward; the Hessian takes one per row, row by row or in one batch "
     "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)"
 )
 
@@ -86,8 +91,14 @@ _NEVER = (
 
 def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """hvp(f, x, v) for an f from second_derivative_once, refused if it never applied f's second
-    derivative: it approximated H·v instead (f itself refuses a second application)."""
-    product = hvp(f, x, v)
+    derivative (it approximated H·v instead), or if it applied it more than once, which f stops by raising
+    from inside hvp's own call."""
+    try:
+        product = hvp(f, x, v)
+    except RuntimeError:
+        if f.applied_more_than_once():
+            raise AnswerRefusedError(_MORE_THAN_ONCE) from None
+        raise
     if f.second_derivatives_applied() == 0:
         raise AnswerRefusedError(_NEVER)
     return product
@@ -97,14 +108,15 @@ def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
     """f(x) = ½ xᵀSx + Σ c x³ (S symmetric), which raises if its second derivative is applied to more
     than one vector: f is a Function whose derivative, Slope, is a Function whose derivative, in reverse
     and in forward mode, is HessianTimes, which counts the vectors it is applied to."""
-    products = 0
+    products, stopped = 0, False
 
     def hessian_times(x, w, count):
         """H(x)·w = Sw + 6c x w (S is symmetric) for `count` vectors w, one or a batch."""
-        nonlocal products
+        nonlocal products, stopped
         products += count
         # vectorize=True and is_grads_batched=True hand forward a whole batch of w as one tensor.
         if products > 1 or torch._C._functorch.is_legacy_batchedtensor(w):
+            stopped = True
             raise RuntimeError(_MORE_THAN_ONCE)
         return w @ s + 6 * c * x * w
 
@@ -186,4 +198,5 @@ def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
         return QuadraticPlusCubic.apply(x)
 
     f.second_derivatives_applied = lambda: products
+    f.applied_more_than_once = lambda: stopped
     return f

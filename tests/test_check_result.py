@@ -588,6 +588,28 @@ def test_a_copy_made_a_leaf_is_named_only_where_the_result_has_a_graph():
     )
 
 
+def penalty_without_minus_one(critic, points):
+    """Each norm squared, no - 1: at ‖w‖ = 0.5, ‖w‖² = (‖w‖ - 1)², the penalty's value is right."""
+    points = points.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points).sum(), points, create_graph=True)
+    return (grad.norm(dim=1) ** 2).mean()
+
+
+def line_of_norm_one_half(gen):
+    critic = nn.Linear(2, 1).double()
+    with torch.no_grad():
+        critic.weight.copy_(torch.tensor([[0.3, 0.4]]))
+    return critic, torch.randn(5, 2, generator=gen, dtype=torch.float64)
+
+
+def test_a_copy_of_points_with_no_history_is_no_cut():
+    """`points.detach().requires_grad_()` of points that do not require grad cuts no history: it cannot
+    be why the penalty's gradient with respect to the critic is wrong."""
+    message = failure(penalty_without_minus_one, penalty, line_of_norm_one_half)
+    assert message.startswith("The gradient of the result of penalty_without_minus_one with respect to")
+    assert "detach" not in message
+
+
 def test_a_wrong_gradient_with_no_cut_in_the_code_names_no_cut():
     # The reference's gradient is zero: the answer's right value differentiates otherwise, through no cut.
     message = failure(loss_with_gradient, lambda x: (x.detach() - 1) ** 2 + 0 * x, a_parameter)

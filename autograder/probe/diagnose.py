@@ -8,6 +8,7 @@ only ever add text to a verdict the judge reached on its own.
 
 import dis
 import inspect
+import itertools
 import os
 import re
 import sys
@@ -133,19 +134,45 @@ def _detaches_only_into_leaves(code: types.CodeType) -> bool:
     )
 
 
+def _leaves_copy_untracked_arguments(function, args: tuple) -> bool:
+    """Whether every .detach() that `function` itself calls copies one of its arguments, as the caller gave
+    it, that does not require grad (`points = points.detach().requires_grad_()` for points with no
+    history): such a new leaf cuts nothing, there being no history to cut. False wherever a detach is
+    elsewhere (a nested function or a helper) or copies anything else."""
+    code = getattr(function, "__code__", None)
+    if code is None or any(
+        "detach" in nested.co_names for nested in code.co_consts if isinstance(nested, types.CodeType)
+    ):
+        return False
+    parameters = code.co_varnames[: code.co_argcount]
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _CALLING]
+    copied, stored = [], set()
+    for before, instruction in itertools.pairwise(instructions):
+        if before.opname == "STORE_FAST":
+            stored.add(before.argval)
+        if instruction.opname in {"LOAD_METHOD", "LOAD_ATTR"} and instruction.argval == "detach":
+            if before.opname != "LOAD_FAST" or before.argval not in parameters or before.argval in stored:
+                return False
+            copied.append(parameters.index(before.argval))
+    return bool(copied) and all(
+        index < len(args) and isinstance(args[index], torch.Tensor) and not args[index].requires_grad
+        for index in copied
+    )
+
+
 # Names by which code takes a gradient in reverse mode: torch.autograd.grad, .backward() and the .grad it
 # fills, torch.func's grad, grad_and_value, vjp, jacrev and hessian.
 _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value"}
 
 
-def ways_out_of_the_graph(function) -> dict:
+def ways_out_of_the_graph(function, args: tuple = ()) -> dict:
     """What the code computing a result uses of what leaves a tensor without a graph, so that the judge names
     only causes the answer can have: the calls that cut it from the graph, whether its only .detach()
-    makes new leaves (`x.detach().requires_grad_()`), NumPy, and whether it takes a gradient in reverse
-    mode and passes create_graph (or retain_graph, which is no substitute) anywhere. Read off the code,
-    following the helpers and the notebook's own classes (a Function's rules) it reaches. A copy
-    setup_context makes is its own cause: the copy, not the call that made it, is what has no history
-    there."""
+    makes new leaves (`x.detach().requires_grad_()`) that cut a history (not where each copies an
+    argument among `args` that has none), NumPy, and whether it takes a gradient in reverse mode and
+    passes create_graph (or retain_graph, which is no substitute) anywhere. Read off the code, following
+    the helpers and the notebook's own classes (a Function's rules) it reaches. A copy setup_context makes
+    is its own cause: the copy, not the call that made it, is what has no history there."""
     names, uses_numpy = _names_used(function, into_classes=True)
     copies = _copies_in_setup_context(function, names)
     elsewhere, _ = _names_used(function, into_classes=True, skipping=frozenset({"setup_context"}))
@@ -155,7 +182,7 @@ def ways_out_of_the_graph(function) -> dict:
             for name, text in _CUTTING_CALLS.items()
             if name in elsewhere or (name in names and text not in copies)
         ],
-        "fresh_leaves": _FRESH_LEAF in names,
+        "fresh_leaves": _FRESH_LEAF in names and not _leaves_copy_untracked_arguments(function, args),
         "numpy": uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,

@@ -520,7 +520,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
-    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function)
+    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, args)
     if any(index >= len(tensors) for index in wanted):
         measurement["flow"] = {"missing": True}
     elif not all(tensors[index].requires_grad for index in wanted):

@@ -59,6 +59,7 @@ MUTANTS = [
         "hvp_uses_torch_hessian",
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
+        says="hvp: f's second derivative was applied more than once, as building the Hessian does",
     ),
     # vectorize=True and is_grads_batched=True apply the second derivative to every unit vector in one call.
     _hvp(
@@ -199,6 +200,12 @@ MUTANTS = [
         ),
         says="torch.func.linearize was given a point that requires grad",
     ),
+    _hvp(
+        "hvp_multiplies_by_v_again",
+        _HVP_ALL,
+        ("return product", "return product @ v"),
+        says="the result is a number, vᵀHv",
+    ),
     _hvp("hvp_returns_a_column", _HVP_ALL, ("return product", "return product[:, None]"), says="shape"),
     _hvp(
         "patches_the_checks",
@@ -324,7 +331,7 @@ MUTANTS = [
         "penalty_squeezes_before_the_norm",
         _PENALTY_VALUE_ONLY,
         (_PENALTY_RETURN, "return ((gradients.squeeze().norm(dim=-1) - 1) ** 2).mean()"),
-        says="the norm is taken over the whole batch at once",
+        says="with one feature, the gradients are a single column",
     ),
     _penalty(
         "penalty_times_lambda",
@@ -380,6 +387,20 @@ MUTANTS = [
         "loss_subtracts_one",
         ("return slope - 2 * x + 1", "return slope - 2 * x - 1"),
         says="1 is subtracted instead of added",
+    ),
+    _loss(
+        "loss_of_f_itself",
+        (f"{_LOSS_SLOPE}\n    return slope - 2 * x + 1", "return f(x) - 2 * x + 1"),
+        says="the result uses f(x) itself, not its derivative f'(x)",
+    ),
+    _loss(
+        "loss_differentiates_twice",
+        (
+            "return slope - 2 * x + 1",
+            "(curvature,) = torch.autograd.grad(slope, x, create_graph=True)\n"
+            "    return curvature - 2 * x + 1",
+        ),
+        says="the result uses f''(x)",
     ),
     _loss(
         "loss_keeps_the_tuple",
