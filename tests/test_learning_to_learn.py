@@ -15,7 +15,7 @@ from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
 from autograder.course.layout import SOURCE
-from autograder.learning_to_learn import FROM_HALF_PARAMS_MISTAKES, STEP_MISTAKES
+from autograder.learning_to_learn_mistakes import FROM_HALF_PARAMS_MISTAKES, STEP_MISTAKES
 from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
 

@@ -15,6 +15,7 @@ import sys
 import types
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -40,49 +41,103 @@ def function_class(output: torch.Tensor) -> type | None:
     return getattr(output.grad_fn, "_forward_cls", None)
 
 
-def _names_used(
-    function, depth: int = 2, into_classes: bool = False, skipping: frozenset[str] = frozenset()
-) -> tuple[set[str], bool]:
-    """Attribute and global names a function uses, and the keywords it passes (as `create_graph=`),
-    following plain helper functions it calls, except the grader's own.
+# How the walk of the code reached a function: the code itself or a plain helper it calls; a method,
+# but setup_context, of one of the notebook's classes (a Function's rule); a setup_context. A route only
+# goes down that list: what a rule or a setup_context calls belongs to it.
+_OWN, _IN_RULES, _IN_SETUP_CONTEXT = range(3)
 
-    Returns the names and whether NumPy is among the globals it reaches. Other Functions it calls
-    (`CubeBackward.apply`) are not followed, unless `into_classes`: calling one is the cure, not the
-    disease, for a backward; for a result, the Function's rules are part of how it was computed. Their
-    methods named in `skipping` are not followed.
-    """
+
+@dataclass
+class NamesUsed:
+    """The attribute and global names an answer's code uses, and the keywords it passes (as
+    `create_graph=`), found in one walk of it and of the helpers it calls, except the grader's own, and
+    split by where they are used. Other Functions it calls (`CubeBackward.apply`) count apart: calling one
+    is the cure, not the disease, for a backward; for a result, the Function's rules are part of how it
+    was computed, its setup_context apart from them, as it runs without grad.
+
+    `readable` is False where there is no code to read (a builtin, a callable object)."""
+
+    own: set[str] = field(default_factory=set)
+    in_rules: set[str] = field(default_factory=set)
+    in_setup_context: set[str] = field(default_factory=set)
+    numpy_own: bool = False
+    numpy_in_classes: bool = False
+    readable: bool = True
+
+    @property
+    def everywhere(self) -> set[str]:
+        return self.own | self.in_rules | self.in_setup_context
+
+    @property
+    def outside_setup_context(self) -> set[str]:
+        return self.own | self.in_rules
+
+    @property
+    def uses_numpy(self) -> bool:
+        return self.numpy_own or self.numpy_in_classes
+
+    @property
+    def calls_backward(self) -> bool | None:
+        """Whether the code calls .backward() (or torch.autograd.backward), following its helpers: the
+        one call that fills .grad; where it makes none, a filled .grad was written by the code itself.
+        None where there is no code to read."""
+        return "backward" in self.own if self.readable else None
+
+
+def names_used(function) -> NamesUsed:
+    """What `function`'s code uses, following plain helpers and the notebook's own classes two calls
+    deep, read in one walk."""
+    used = NamesUsed(readable=getattr(function, "__code__", None) is not None)
+    _walk(function, 2, _OWN, used)
+    return used
+
+
+def _walk(function, depth: int, route: int, used: NamesUsed) -> None:
+    """Add what `function`'s code uses to `used`, under `route`, then walk what it calls."""
     code = getattr(function, "__code__", None)
     if code is None:
-        return set(), False
+        return
     names, pending = set(), [code]
     while pending:
         current = pending.pop()
-        used = set(current.co_names)
-        if "detach" in used and _detaches_only_into_leaves(current):
-            used = (used - {"detach"}) | {_FRESH_LEAF}
-        names.update(used)
+        found = set(current.co_names)
+        if "detach" in found and _detaches_only_into_leaves(current):
+            found = (found - {"detach"}) | {_FRESH_LEAF}
+        names.update(found)
         names.update(f"{k}=" for k in _keywords_passed(current))
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    (used.own, used.in_rules, used.in_setup_context)[route].update(names)
     uses_numpy = "numpy" in names
     for name in names & set(function.__globals__):
         value = function.__globals__[name]
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "numpy":
             uses_numpy = True
-            continue
-        # The grader's own helpers are not the answer: what they use is no cause the answer can have.
-        ours = getattr(value, "__module__", "").startswith("autograder")
-        helpers = [value] if isinstance(value, types.FunctionType) and not ours else []
-        if into_classes and isinstance(value, type) and value.__module__ == function.__module__:
-            helpers = [getattr(v, "__func__", v) for k, v in vars(value).items() if k not in skipping]
-        for helper in helpers if depth > 0 else []:
-            if isinstance(helper, types.FunctionType):
-                helper_names, helper_numpy = _names_used(helper, depth - 1, into_classes, skipping)
-                names |= helper_names
-                uses_numpy |= helper_numpy
-    return names, uses_numpy
+        elif depth > 0:
+            for helper, helper_route in _called_from(function, value, route):
+                _walk(helper, depth - 1, helper_route, used)
+    if route == _OWN:
+        used.numpy_own |= uses_numpy
+    else:
+        used.numpy_in_classes |= uses_numpy
 
 
-# What _names_used reports for code whose every .detach() is followed by .requires_grad_(): a new leaf,
+def _called_from(function, value, route: int) -> list[tuple[types.FunctionType, int]]:
+    """The functions a global `value` that `function` uses leads the walk to, each with its route: a plain
+    function, or the methods of a class of the notebook's own. The grader's own helpers are not the
+    answer: what they use is no cause the answer can have."""
+    if isinstance(value, types.FunctionType):
+        return [] if getattr(value, "__module__", "").startswith("autograder") else [(value, route)]
+    if not isinstance(value, type) or value.__module__ != function.__module__:
+        return []
+    methods = [(k, getattr(v, "__func__", v)) for k, v in vars(value).items()]
+    return [
+        (method, max(route, _IN_SETUP_CONTEXT if k == "setup_context" else _IN_RULES))
+        for k, method in methods
+        if isinstance(method, types.FunctionType)
+    ]
+
+
+# What names_used reports for code whose every .detach() is followed by .requires_grad_(): a new leaf,
 # whose uses autograd records, cut only from the history of the tensor it copies.
 _FRESH_LEAF = "detach().requires_grad_"
 # What may stand between a method's load and the next one chained to its result.
@@ -165,17 +220,17 @@ def _leaves_copy_untracked_arguments(function, args: tuple) -> bool:
 _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value"}
 
 
-def ways_out_of_the_graph(function, args: tuple = ()) -> dict:
+def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
     """What the code computing a result uses of what leaves a tensor without a graph, so that the judge names
     only causes the answer can have: the calls that cut it from the graph, whether its only .detach()
     makes new leaves (`x.detach().requires_grad_()`) that cut a history (not where each copies an
     argument among `args` that has none), NumPy, and whether it takes a gradient in reverse mode and
-    passes create_graph (or retain_graph, which is no substitute) anywhere. Read off the code, following
-    the helpers and the notebook's own classes (a Function's rules) it reaches. A copy setup_context makes
-    is its own cause: the copy, not the call that made it, is what has no history there."""
-    names, uses_numpy = _names_used(function, into_classes=True)
+    passes create_graph (or retain_graph, which is no substitute) anywhere. Read off what the code uses,
+    `used` (names_used), following the helpers and the notebook's own classes (a Function's rules) it
+    reaches. A copy setup_context makes is its own cause: the copy, not the call that made it, is what has
+    no history there."""
+    names, elsewhere = used.everywhere, used.outside_setup_context
     copies = _copies_in_setup_context(function, names)
-    elsewhere, _ = _names_used(function, into_classes=True, skipping=frozenset({"setup_context"}))
     return {
         "calls": [
             text
@@ -183,7 +238,7 @@ def ways_out_of_the_graph(function, args: tuple = ()) -> dict:
             if name in elsewhere or (name in names and text not in copies)
         ],
         "fresh_leaves": _FRESH_LEAF in names and not _leaves_copy_untracked_arguments(function, args),
-        "numpy": uses_numpy,
+        "numpy": used.uses_numpy,
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
         "retain_graph": "retain_graph=" in names,
@@ -260,7 +315,7 @@ def _changes_in_place(rule) -> bool:
     code = getattr(rule, "__code__", None)
     if code is None:
         return False
-    names, _ = _names_used(rule)
+    names = names_used(rule).own
     if any(
         name.endswith("_") and not name.startswith("_") and name not in _NOT_A_CHANGE
         for name in names & set(dir(torch.Tensor))
@@ -322,16 +377,6 @@ def tensor_in_a_gradient_cycle(tensors: list[torch.Tensor]) -> torch.Tensor | No
             except RuntimeError:
                 continue
     return None
-
-
-def calls_backward(function) -> bool | None:
-    """Whether the code calls .backward() (or torch.autograd.backward), following its helpers: the one
-    call that fills .grad; where it makes none, a filled .grad was written by the code itself. None where
-    there is no code to read."""
-    if getattr(function, "__code__", None) is None:
-        return None
-    names, _ = _names_used(function)
-    return "backward" in names
 
 
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
@@ -417,16 +462,15 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
             "and so refuses a second derivative. Remove the decorator: a backward made of torch "
             "operations on ctx.saved_tensors and grad_out is differentiable as it is."
         )
-    names, uses_numpy = _names_used(cls.backward)
-    if uses_numpy:
+    used = names_used(cls.backward)
+    if used.numpy_own:
         return (
             "Likely cause: backward computes with NumPy, which autograd cannot record. Keep the NumPy "
             "kernel, but wrap it in a second torch.autograd.Function whose own backward gives the "
             "kernel's derivative, and call that Function's .apply from backward."
         )
     # In backward, a new leaf cuts grad_x from the saved tensors as surely as .detach() alone.
-    if _FRESH_LEAF in names:
-        names.add("detach")
+    names = used.own | ({"detach"} if _FRESH_LEAF in used.own else set())
     cutting = [text for name, text in _CUTTING_CALLS.items() if name in names]
     if cutting:
         return (
@@ -697,7 +741,7 @@ def _saved_nothing_for_backward(frame: types.FrameType) -> str:
     if function is None:
         return ""
     where = where_it_saves(function)
-    names, _ = _names_used(getattr(function, where))
+    names = names_used(getattr(function, where)).own
     if "save_for_backward" in names:
         return ""
     if "save_for_forward" in names:
@@ -797,7 +841,7 @@ def known_error_hint_for(error: Exception, function) -> str:
     where the code shows neither."""
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
-    ways = ways_out_of_the_graph(function)
+    ways = ways_out_of_the_graph(function, names_used(function))
     causes = []
     if ways["takes_gradients"] and not ways["create_graph"]:
         causes.append(

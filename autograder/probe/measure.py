@@ -516,11 +516,12 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
             "label": next((label for label, leaf in leaves if leaf is cycle), None),
             "leaf": cycle.is_leaf,
         }
-    measurement["calls_backward"] = diagnose.calls_backward(function)
+    used = diagnose.names_used(function)
+    measurement["calls_backward"] = used.calls_backward
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
-    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, args)
+    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, used, args)
     if any(index >= len(tensors) for index in wanted):
         measurement["flow"] = {"missing": True}
     elif not all(tensors[index].requires_grad for index in wanted):
