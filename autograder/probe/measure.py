@@ -517,6 +517,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
             "leaf": cycle.is_leaf,
         }
     measurement["calls_backward"] = diagnose.calls_backward(function)
+    if isinstance(result, int | float):
+        measurement["making_numbers"] = diagnose.calls_making_numbers(function)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
