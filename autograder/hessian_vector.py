@@ -78,14 +78,14 @@ HVP_VALUE_MISTAKES = HVP_MISTAKES | {
 _MORE_THAN_ONCE = (
     "f's second derivative was applied more than once, as building the Hessian does. One H·v needs one "
     "double backward; the Hessian takes one per row, row by row or in one batch "
-    "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)"
+    "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)."
 )
 
 
 _NEVER = (
     "f's second derivative was never applied: the gradient was not differentiated again (returning the "
     "gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, never does). Take the "
-    "gradient with create_graph=True and differentiate it once more, with grad_outputs=v"
+    "gradient with create_graph=True and differentiate it once more, with grad_outputs=v."
 )
 
 

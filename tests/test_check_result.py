@@ -392,7 +392,7 @@ def test_a_constant_result_names_only_the_tensors_the_reference_reaches():
         name="penalty",
     )
     # Neither the idle critic nor critic.2.bias, which the gradient of critic(points) does not depend on.
-    assert "no gradient can flow back from it to critic.0.weight, critic.0.bias, critic.2.weight. " in message
+    assert "no gradient can flow back to critic.0.weight, critic.0.bias, critic.2.weight. " in message
 
 
 def loss_with_its_backward_taken(x):

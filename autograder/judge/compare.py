@@ -419,7 +419,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
                 f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
             )
     try:
-        _compare_result_value(name, expected, measurement["result"])
+        _compare_result_value(name, expected, measurement["result"], measurement.get("making_numbers"))
         _compare_stored_gradients(name, expected, measurement)
         _refuse_a_gradient_cycle(name, measurement)
         _compare_gradient_flow(name, expected, measurement)
@@ -428,11 +428,12 @@ def compare_result(name, names, expected, measurement, where) -> None:
         raise FailedCheckError(f"{failure}\n  {where}") from None
 
 
-def _compare_result_value(name: str, expected: dict, got: dict) -> None:
+def _compare_result_value(name: str, expected: dict, got: dict, making_numbers=None) -> None:
     """The returned value; a wrong one equal to what a known mistake returns is told with its cause, or
     with each cause it could be where several mistakes return the same (an absolute value and no square
     agree wherever the difference is positive): the numbers cannot tell them apart, so neither is
-    blamed alone."""
+    blamed alone. A number where a tensor was expected is told with the calls that made it, as the probe
+    read them off the code (`making_numbers`)."""
     arguments = expected.get("arguments", {})
     try:
         _compare_returned(name, expected["result"], got, "the result", arguments)
@@ -442,6 +443,8 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
             for mistake in expected.get("mistakes", [])
             if _returns(name, mistake["result"], got, arguments)
         ]
+        if not causes and (number := _made_a_number(expected["result"], got, making_numbers)):
+            raise FailedCheckError(f"{failure}\nLikely cause: {number}") from None
         if not causes:
             # Close to the right value is a cause too, but only where no known mistake explains it.
             want, near = expected["result"], _node(got)
@@ -456,6 +459,17 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
         headline = str(failure).split("\n", 1)[0]
         listed = "\n".join(_one_of(causes))
         raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
+
+
+def _made_a_number(want: dict, got: dict, making_numbers) -> str:
+    """Why a tensor came back as a Python number, where the code makes a call that does that; else ""."""
+    calls = making_numbers if isinstance(making_numbers, list) else []
+    calls = [arrays.text(call) for call in calls if isinstance(call, str)]
+    if not calls or "tensor" not in want or "number" not in got:
+        return ""
+    return (
+        f"{' or '.join(calls)} turns the tensor into a Python number, which has no graph; return the tensor."
+    )
 
 
 def _returns(name: str, result, got, arguments: dict) -> bool:
@@ -511,6 +525,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     if "tensor" in want:
         problem = mismatch(want["tensor"], _node(got), [], [])
         if problem and isinstance(_node(got), torch.Tensor):
+            problem += _shaped_like(want["tensor"], _node(got), arguments)
             hint = (
                 hints.divides_by_zero(want["tensor"], _node(got), arguments)
                 or hints.wrong_only_where_zero(want["tensor"], _node(got), arguments)
@@ -534,6 +549,14 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
         problem = f"got {_kind(got)} instead of a number"
     if problem:
         raise FailedCheckError(f"{title} of {name} is wrong: {problem}." + (f"\n{hint}" if hint else ""))
+
+
+def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
+    """Where a result of the wrong shape should have the shape of an argument, which one; else ""."""
+    if got.dtype != want.dtype or got.shape == want.shape or want.dim() == 0:
+        return ""
+    label = next((label for label, argument in arguments.items() if argument.shape == want.shape), None)
+    return f"; return a tensor shaped like {label}" if label else ""
 
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
@@ -713,8 +736,9 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
             "only the output saved as it is gets a history; a tensor made there has none, and what a rule "
             "computes from it is cut from the inputs: save the output itself"
         )
+    # Where the whole result is a constant, the cause says all: the gradient taken is a constant.
     advice = ""
-    if without_create_graph:
+    if without_create_graph and not whole:
         advice = " With create_graph=True autograd records the gradient, so it can be differentiated again."
     if without_create_graph and ways.get("retain_graph") is True:
         advice += (
@@ -786,8 +810,8 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     cause = "; or ".join(causes) or _constant_otherwise(measurement)
     if constant:
         raise FailedCheckError(
-            f"The result of {name} does not require grad: autograd recorded no operation that made it, so "
-            f"no gradient can flow back from it to {targets}. Likely cause: {cause}.{advice}"
+            f"The result of {name} does not require grad: it has no graph, so no gradient can flow back to "
+            f"{targets}. Likely cause: {cause}.{advice}"
         )
     if "error" in flow:
         raise FailedCheckError(

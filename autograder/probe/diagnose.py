@@ -379,6 +379,35 @@ def tensor_in_a_gradient_cycle(tensors: list[torch.Tensor]) -> torch.Tensor | No
     return None
 
 
+def calls_making_numbers(function, used: NamesUsed) -> list[str]:
+    """The calls the code makes, following its helpers, that turn a tensor into a Python number, as the
+    feedback spells them: where a tensor was expected and a number came back, the one to name. float
+    counts only called by its own name, the builtin: `.float()` and `torch.float` keep a tensor. `used` is
+    the code's one walk (`names_used`)."""
+    calls = ["`.item()`"] if "item" in used.own else []
+    return calls + (["`float()`"] if _loads_by_name(function, "float") else [])
+
+
+def _loads_by_name(function, name: str, depth: int = 2) -> bool:
+    """Whether the code, or a plain helper of the notebook's it calls, loads `name` as a global or a
+    builtin, as a call float(...) does; an attribute of that name is no such load."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    loaded, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        loaded.update(
+            i.argval for i in dis.get_instructions(current) if i.opname in {"LOAD_GLOBAL", "LOAD_NAME"}
+        )
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    helpers = [function.__globals__.get(n) for n in loaded]
+    helpers = [
+        h for h in helpers if isinstance(h, types.FunctionType) and not h.__module__.startswith("autograder")
+    ]
+    return name in loaded or (depth > 0 and any(_loads_by_name(h, name, depth - 1) for h in helpers))
+
+
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
     """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward.
     Neither records a graph."""

@@ -518,6 +518,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         }
     used = diagnose.names_used(function)
     measurement["calls_backward"] = used.calls_backward
+    if isinstance(result, int | float):
+        measurement["making_numbers"] = diagnose.calls_making_numbers(function, used)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

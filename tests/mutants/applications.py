@@ -227,6 +227,12 @@ MUTANTS = [
         says="the norm is taken over the whole batch at once",
     ),
     _penalty(
+        "penalty_l1_norm",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.abs().sum(dim=1) - 1) ** 2).mean()"),
+        says="the norm is the sum of absolute values (L1)",
+    ),
+    _penalty(
         "penalty_without_minus_one",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return (gradients.norm(dim=1) ** 2).mean()"),
@@ -417,6 +423,11 @@ MUTANTS = [
         "loss_by_central_difference",
         (_LOSS_SLOPE, "h = 1e-5\n    slope = (f(x + h) - f(x - h)) / (2 * h)"),
         says="f was evaluated away from x",
+    ),
+    _loss(
+        "loss_returns_a_number",
+        ("return slope - 2 * x + 1", "return (slope - 2 * x + 1).item()"),
+        says="`.item()` turns the tensor into a Python number, which has no graph",
     ),
 ]
 
