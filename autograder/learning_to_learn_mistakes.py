@@ -10,6 +10,7 @@ import copy
 from collections.abc import Callable
 
 import torch
+from torch.func import functional_call
 from torch.overrides import TorchFunctionMode
 
 from autograder.learning_to_learn_references import (
@@ -34,6 +35,48 @@ from autograder.probe.refused import AnswerRefusedError
 # Running inner_step: what autograd refuses, told as what the answer did.
 
 
+class _GradInputsSeen(TorchFunctionMode):
+    """Notes the tensors each torch.autograd.grad call differentiates with respect to."""
+
+    def __init__(self):
+        super().__init__()
+        self.inputs = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.autograd.grad:
+            inputs = args[1] if len(args) > 1 else kwargs.get("inputs", ())
+            self.inputs += [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        return func(*args, **kwargs)
+
+
+def _what_is_left_out(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) -> str:
+    """Which of params and the network's own the step mixes up, from what inner_step, run again,
+    differentiates: the network's own parameters, or params, which then its support loss does not reach."""
+    seen = _GradInputsSeen()
+    try:
+        with seen:
+            inner_step(net, params, x, y, lr)
+    except Exception:  # noqa: BLE001 - the first run's error is the one reported
+        pass
+    own = {id(param) for param in net.parameters()}
+    given = {id(param) for param in params.values()}
+    if seen.inputs and any(id(tensor) in own for tensor in seen.inputs):
+        return (
+            "it differentiates the network's own parameters, where its support loss is computed from params: "
+            "differentiate with respect to params.values(), not net.parameters()"
+        )
+    if seen.inputs and all(id(tensor) in given for tensor in seen.inputs):
+        return (
+            "it differentiates params, which its support loss does not reach: run the network on params "
+            "with functional_call(net, params, (x,)), not on its own parameters with net(x)"
+        )
+    return (
+        "run the network on params with functional_call(net, params, (x,)), not on its own parameters with "
+        "net(x), and differentiate with respect to params.values(), not net.parameters()"
+    )
+
+
 def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) -> dict:
     """inner_step(net, params, x, y, lr), where autograd's refusal of a tensor the support loss does not
     depend on (or the None that allow_unused=True gives for it) is told as the params left out."""
@@ -44,9 +87,8 @@ def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
             raise
         raise AnswerRefusedError(
             "inner_step differentiates tensors its support loss does not depend on (torch.autograd.grad "
-            "refuses them, or gives None for them with allow_unused=True): run the network on params with "
-            "functional_call(net, params, (x,)), not on its own parameters with net(x), and differentiate "
-            "with respect to params.values(), not net.parameters()"
+            "refuses them, or gives None for them with allow_unused=True): "
+            + _what_is_left_out(inner_step, net, params, x, y, lr)
         ) from None
 
 
@@ -115,6 +157,36 @@ _SLIPS = {
 }
 
 
+# Steps other than the reference's, each a stepped_by_torch_func(net, x, y, lr, start) that slips.
+
+
+def _mae(params: dict, net: torch.nn.Module, x, y) -> torch.Tensor:
+    return (functional_call(net, params, (x,)) - y).abs().mean()
+
+
+def _stepped_down_the_mean_absolute_error(net, x, y, lr, start: dict) -> dict:
+    grads = torch.func.grad(_mae)(start, net, x, y)
+    return {name: start[name] - lr * grads[name] for name in start}
+
+
+def _stepped_weights_only(net, x, y, lr, start: dict) -> dict:
+    adapted = stepped_by_torch_func(net, x, y, lr, start)
+    return {name: adapted[name] if name.endswith("weight") else start[name] for name in start}
+
+
+_WRONG_STEPS = {
+    "the support loss is the mean absolute error (.abs().mean()); it is the mean squared error, "
+    "((functional_call(net, params, (x,)) - y) ** 2).mean().": _stepped_down_the_mean_absolute_error,
+    "only the weights take the step; every entry of params takes it, the biases too: "
+    "{name: params[name] - lr * gradient} for every name.": _stepped_weights_only,
+}
+
+
+def _wrong_steps(reference: Callable) -> dict[str, Callable]:
+    """The wrong steps, each made into a mistake by reference, which calls the step it is given."""
+    return {cause: reference(step) for cause, step in _WRONG_STEPS.items()}
+
+
 def _slipped(reference: Callable, slip: Callable) -> Callable:
     """reference, called on (net, [start,] x, y, x_query, y_query, lr) with the y and lr slip makes."""
 
@@ -132,7 +204,9 @@ def _slips_of(reference: Callable) -> dict[str, Callable]:
 
 # The step from the network's own parameters, and from half of them, where params are mixed up with the
 # network's own.
-STEP_MISTAKES = _slips_of(step_by_torch_func)
+STEP_MISTAKES = _slips_of(step_by_torch_func) | _wrong_steps(
+    lambda step: lambda net, x, y, x_query, y_query, lr: step(net, x, y, lr, own_params(net))
+)
 
 
 def _from_half_params(start: Callable, gradient_at: Callable) -> Callable:
@@ -157,10 +231,19 @@ FROM_HALF_PARAMS_MISTAKES = _slips_of(step_from_half_params_by_torch_func) | {
         _from_half_params(own_params, own_params)
     ),
 }
+FROM_HALF_PARAMS_MISTAKES |= _wrong_steps(
+    lambda step: lambda net, x, y, x_query, y_query, lr: step(net, x, y, lr, half_params(net))
+)
 
 # The query loss after the step, from the network's own parameters and from start's, where params are
 # mixed up with the network's own: then the meta-gradient reaches the network's weights, not params.
-QUERY_LOSS_MISTAKES = _slips_of(query_loss_by_torch_func)
+QUERY_LOSS_MISTAKES = _slips_of(query_loss_by_torch_func) | _wrong_steps(
+    lambda step: (
+        lambda net, x, y, x_query, y_query, lr: mse(
+            step(net, x, y, lr, dict(net.named_parameters())), net, x_query, y_query
+        )
+    )
+)
 
 
 def _query_loss_from(start: Callable, gradient_at: Callable) -> Callable:
@@ -194,6 +277,13 @@ QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES = _slips_of(query_loss_from_by_torch_func)
         _query_loss_from(_the_networks, _the_networks)
     ),
 }
+QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES |= _wrong_steps(
+    lambda step: (
+        lambda net, start, x, y, x_query, y_query, lr: mse(
+            step(net, x, y, lr, dict(start.named_parameters())), net, x_query, y_query
+        )
+    )
+)
 
 
 # The usual mistakes of meta_loss.
@@ -327,15 +417,18 @@ def _called_with_grad(meta_loss: Callable, net, tasks, lr, untouched) -> torch.T
         ) from None
 
 
+def _around_inner_step(inner_step: Callable, net, tasks, lr) -> torch.Tensor:
+    """What a right meta_loss returns around inner_step: the mean of the query losses after it."""
+    params = dict(net.named_parameters())
+    return torch.stack([mse(inner_step(net, params, x, y, lr), net, xq, yq) for x, y, xq, yq in tasks]).mean()
+
+
 def _refuse_a_slip_of_inner_step(inner_step: Callable, net, tasks, lr, result) -> None:
     """Refuse a result that is what a right meta_loss returns around an inner_step whose values are wrong,
     or that changes the parameters it is given: the slip is then inner_step's, which its own tests refuse.
     That inner_step runs on a copy of the network."""
     try:
-        params = dict(net.named_parameters())
-        around = torch.stack(
-            [mse(inner_step(net, params, x, y, lr), net, xq, yq) for x, y, xq, yq in tasks]
-        ).mean()
+        around = _around_inner_step(inner_step, net, tasks, lr)
     except Exception:  # noqa: BLE001 - an inner_step that fails is its own cells' to report
         return
     right = meta_loss_by_torch_func(net, tasks, lr).detach()
@@ -347,6 +440,47 @@ def _refuse_a_slip_of_inner_step(inner_step: Callable, net, tasks, lr, result) -
         raise AnswerRefusedError(
             "its result is what a right meta_loss returns around your inner_step, which fails its own tests: "
             "fix inner_step first"
+        )
+
+
+def _meta_gradient(loss, net) -> list | None:
+    """The gradient of loss with respect to net's parameters, zero where it does not reach one, or None
+    where autograd cannot take it. The graph is kept, for the check to differentiate it again."""
+    params = list(net.parameters())
+    try:
+        grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
+    except (RuntimeError, TypeError):
+        return None
+    return [
+        torch.zeros_like(param) if grad is None else grad for param, grad in zip(params, grads, strict=True)
+    ]
+
+
+def _same(grads: list | None, others: list | None) -> bool:
+    return (
+        grads is not None
+        and others is not None
+        and all(torch.allclose(grad, other) for grad, other in zip(grads, others, strict=True))
+    )
+
+
+def _refuse_a_meta_gradient_of_inner_step(inner_step: Callable, untouched, net, tasks, lr, result, right):
+    """Refuse a result of the right value whose gradient is wrong, and what a right meta_loss gives around
+    an inner_step whose meta-gradient is wrong (its gradient a constant, or the parameters cut from the
+    graph): the slip is then inner_step's, which its own tests refuse, where the numbers alone would blame
+    meta_loss. right is the right meta-gradient; that inner_step runs on a copy of the network."""
+    got = _meta_gradient(result, net)
+    if got is None or _same(got, right):
+        return
+    copied = copy.deepcopy(untouched)
+    try:
+        around = _meta_gradient(_around_inner_step(inner_step, copied, tasks, lr), copied)
+    except Exception:  # noqa: BLE001 - an inner_step that fails is its own cells' to report
+        return
+    if around is not None and not _same(around, right) and _same(got, around):
+        raise AnswerRefusedError(
+            "its result, and its gradient, are what a right meta_loss gives around your inner_step, whose "
+            "meta-gradient fails its own tests: fix inner_step first"
         )
 
 
@@ -408,13 +542,16 @@ def _refuse_a_pick_of_one_loss(meta_loss: Callable, net, tasks, lr, result, loss
 
 def meta_loss_checked(meta_loss: Callable, inner_step: Callable, net, tasks, lr):
     """meta_loss(net, tasks, lr), refused with its cause where the numbers alone would name the wrong one:
-    a slip of inner_step's, the step run with gradients off, the losses cut into Python numbers, or a
-    loss picked from the tasks' whatever their order."""
+    a slip of inner_step's (in its values or its meta-gradient), the step run with gradients off, the
+    losses cut into Python numbers, or a loss picked from the tasks' whatever their order."""
     before = copy.deepcopy(net)
     result = _called_with_grad(meta_loss, net, tasks, lr, before)
-    losses = task_losses(before, tasks, lr).detach()
+    losses = task_losses(before, tasks, lr)
     if _equal(result, losses.mean()):
+        right = _meta_gradient(losses.mean(), before)
+        _refuse_a_meta_gradient_of_inner_step(inner_step, before, net, tasks, lr, result, right)
         return result
+    losses = losses.detach()
     _refuse_a_slip_of_inner_step(inner_step, copy.deepcopy(before), tasks, lr, result)
     _refuse_a_loss_cut_into_numbers(result, losses.mean())
     _refuse_a_pick_of_one_loss(meta_loss, before, tasks, lr, result, losses)

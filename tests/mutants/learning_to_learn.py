@@ -15,6 +15,8 @@ _ALL = frozenset({_VALUE, _META_GRADIENT, _META_LOSS})
 _FROM_OTHER_PARAMS = frozenset({_VALUE, _META_GRADIENT})
 # The meta_loss cell names a slip of the inner_step it calls as inner_step's.
 _IN_INNER_STEP = "fix inner_step first"
+# ... and, where its values are right, the meta-gradient through it.
+_META_GRADIENT_IN_INNER_STEP = "whose meta-gradient fails its own tests: fix inner_step first"
 
 _GRADS = "grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)"
 _STEP = "param - lr * grad"
@@ -37,7 +39,7 @@ MUTANTS = [
         "inner_step_without_create_graph",
         _THROUGH_THE_STEP,
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
-        says=("create_graph=True", _IN_INNER_STEP),
+        says=("create_graph=True", _META_GRADIENT_IN_INNER_STEP),
     ),
     # Spelled out, create_graph=False is the same as leaving it out, and named the same.
     _inner(
@@ -50,7 +52,7 @@ MUTANTS = [
         "inner_step_runs_the_network_on_its_own_parameters",
         _FROM_OTHER_PARAMS,
         (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
-        says="functional_call(net, params, (x,))",
+        says="it differentiates params, which its support loss does not reach: run the network on params",
     ),
     _inner(
         "inner_step_detaches_the_adapted_parameters",
@@ -131,7 +133,7 @@ MUTANTS = [
         "inner_step_differentiates_net_parameters",
         _FROM_OTHER_PARAMS,
         (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
-        says="differentiate with respect to params.values(), not net.parameters()",
+        says="it differentiates the network's own parameters, where its support loss is computed from params",
     ),
     # params ignored altogether: the network's own weights are run and differentiated.
     _inner(
@@ -145,7 +147,30 @@ MUTANTS = [
         "inner_step_detaches_the_gradient",
         _THROUGH_THE_STEP,
         (_STEP, "param - lr * grad.detach()"),
-        says=("taken without create_graph=True or cut from the graph", "If inner_step passes its own tests"),
+        says=_META_GRADIENT_IN_INNER_STEP,
+    ),
+    # Right in value, but the step's direct path back to params is cut: the meta_loss cell, whose
+    # meta_loss is right, names inner_step.
+    _inner(
+        "inner_step_detaches_the_parameter",
+        _THROUGH_THE_STEP,
+        (_STEP, "param.detach() - lr * grad"),
+        says=("the code computing it uses `.detach()`", _META_GRADIENT_IN_INNER_STEP),
+    ),
+    _inner(
+        "inner_step_takes_the_mean_absolute_error",
+        _ALL,
+        (_SUPPORT_LOSS, "loss = (functional_call(net, params, (x,)) - y).abs().mean()"),
+        says=("the support loss is the mean absolute error", _IN_INNER_STEP),
+    ),
+    _inner(
+        "inner_step_steps_only_the_weights",
+        _ALL,
+        (_STEP, "(param - lr * grad if name.endswith('weight') else param)"),
+        says=(
+            "only the weights take the step; every entry of params takes it, the biases too",
+            _IN_INNER_STEP,
+        ),
     ),
     _inner(
         "inner_step_halves_the_support_loss",
@@ -165,7 +190,7 @@ MUTANTS = [
         "inner_step_retains_the_graph_in_place_of_creating_it",
         _THROUGH_THE_STEP,
         (_GRADS, _GRADS.replace("create_graph=True", "retain_graph=True")),
-        says=("retain_graph=True is no substitute", _IN_INNER_STEP),
+        says=("retain_graph=True is no substitute", _META_GRADIENT_IN_INNER_STEP),
     ),
     _inner(
         "inner_step_steps_under_no_grad",
