@@ -419,7 +419,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
                 f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
             )
     try:
-        _compare_result_value(name, expected, measurement["result"])
+        _compare_result_value(name, expected, measurement["result"], measurement.get("reshaping", []))
         _compare_stored_gradients(name, expected, measurement)
         _refuse_a_gradient_cycle(name, measurement)
         _compare_gradient_flow(name, expected, measurement)
@@ -428,7 +428,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
         raise FailedCheckError(f"{failure}\n  {where}") from None
 
 
-def _compare_result_value(name: str, expected: dict, got: dict) -> None:
+def _compare_result_value(name: str, expected: dict, got: dict, reshaping: list[str]) -> None:
     """The returned value; a wrong one equal to what a known mistake returns is told with its cause, or
     with each cause it could be where several mistakes return the same (an absolute value and no square
     agree wherever the difference is positive): the numbers cannot tell them apart, so neither is
@@ -451,11 +451,23 @@ def _compare_result_value(name: str, expected: dict, got: dict) -> None:
                 and (hint := hints.approximately(want["tensor"], near))
             ):
                 raise FailedCheckError(f"{failure}\n{hint}") from None
+            if "got shape" in str(failure) and reshaping:
+                raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             raise
         # A known mistake's cause replaces the generic hint the comparison may have added.
         headline = str(failure).split("\n", 1)[0]
         listed = "\n".join(_one_of(causes))
         raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
+
+
+def _reshaped_by(calls: list[str]) -> str:
+    """Why a result has the wrong shape, in code that calls something that changes shapes (`calls`, as
+    measure spells them): torch.autograd.grad already gives each gradient its tensor's own shape."""
+    verb = "changes" if len(calls) == 1 else "change"
+    return (
+        f"Likely cause: your code uses {', '.join(calls)}, which {verb} a tensor's shape; "
+        "torch.autograd.grad already returns each gradient in the shape of its tensor."
+    )
 
 
 def _returns(name: str, result, got, arguments: dict) -> bool:
@@ -538,7 +550,9 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
-    known = _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"])
+    known = _zeroing_first(
+        _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]), measurement
+    )
     for label, want_tree, got_tree, kept in zip(
         expected["leaves"],
         expected["leaf_grads"],
@@ -595,6 +609,14 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             ]
             listed = "\n".join(_one_of(causes))
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _zeroing_first(causes: list[str], measurement: dict) -> list[str]:
+    """The causes, those that zero or clear .grad first where the code does (zero_grad(), .grad = None):
+    of two mistakes that leave the same .grad, the code shows which one it makes."""
+    if not measurement.get("zeroes_grads"):
+        return causes
+    return sorted(causes, key=lambda cause: "zero" not in cause)
 
 
 def _what_fills_grad(measurement: dict) -> str:

@@ -517,6 +517,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
             "leaf": cycle.is_leaf,
         }
     measurement["calls_backward"] = diagnose.calls_backward(function)
+    measurement["zeroes_grads"] = diagnose.zeroes_grads(function)
+    measurement["reshaping"] = diagnose.reshaping_calls(function)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
