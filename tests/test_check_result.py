@@ -342,6 +342,18 @@ def test_zeroing_between_backward_calls_is_caught_with_the_accumulation_hint():
     assert ".grad adds up over backward calls" in message
 
 
+def accumulate_y_only(net, x):
+    _, y = net(x)
+    y.backward()
+
+
+def test_of_two_known_mistakes_alike_the_one_the_code_makes_leads():
+    """Zeroing between and no f backward at all leave the same .grad; the code's zero_grad() says which."""
+    mistakes = {"f's backward is missing": accumulate_y_only, "zeroed between": accumulate_zeroing_between}
+    message = failure(accumulate_zeroing_between, accumulate, lesson_net, mistakes=mistakes)
+    assert "Likely cause: zeroed between Or: f's backward is missing" in message
+
+
 def test_freeing_the_shared_graph_names_retain_graph():
     message = failure(accumulate_without_retain_graph, accumulate, lesson_net)
     assert "Trying to backward through the graph a second time" in message

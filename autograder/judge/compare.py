@@ -419,7 +419,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
                 f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
             )
     try:
-        _compare_result_value(name, expected, measurement["result"], measurement.get("making_numbers"))
+        _compare_result_value(name, expected, measurement)
         _compare_stored_gradients(name, expected, measurement)
         _refuse_a_gradient_cycle(name, measurement)
         _compare_gradient_flow(name, expected, measurement)
@@ -428,13 +428,13 @@ def compare_result(name, names, expected, measurement, where) -> None:
         raise FailedCheckError(f"{failure}\n  {where}") from None
 
 
-def _compare_result_value(name: str, expected: dict, got: dict, making_numbers=None) -> None:
+def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
     """The returned value; a wrong one equal to what a known mistake returns is told with its cause, or
     with each cause it could be where several mistakes return the same (an absolute value and no square
     agree wherever the difference is positive): the numbers cannot tell them apart, so neither is
-    blamed alone. A number where a tensor was expected is told with the calls that made it, as the probe
-    read them off the code (`making_numbers`)."""
-    arguments = expected.get("arguments", {})
+    blamed alone. A number where a tensor was expected, or a wrong shape, is told with the calls that made
+    it, as the probe read them off the code (`making_numbers`, `reshaping`)."""
+    got, arguments = measurement["result"], expected.get("arguments", {})
     try:
         _compare_returned(name, expected["result"], got, "the result", arguments)
     except FailedCheckError as failure:
@@ -443,7 +443,8 @@ def _compare_result_value(name: str, expected: dict, got: dict, making_numbers=N
             for mistake in expected.get("mistakes", [])
             if _returns(name, mistake["result"], got, arguments)
         ]
-        if not causes and (number := _made_a_number(expected["result"], got, making_numbers)):
+        number = _made_a_number(expected["result"], got, measurement.get("making_numbers"))
+        if not causes and number:
             raise FailedCheckError(f"{failure}\nLikely cause: {number}") from None
         if not causes:
             # Close to the right value is a cause too, but only where no known mistake explains it.
@@ -454,6 +455,8 @@ def _compare_result_value(name: str, expected: dict, got: dict, making_numbers=N
                 and (hint := hints.approximately(want["tensor"], near))
             ):
                 raise FailedCheckError(f"{failure}\n{hint}") from None
+            if "got shape" in str(failure) and (reshaping := measurement.get("reshaping")):
+                raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             raise
         # A known mistake's cause replaces the generic hint the comparison may have added.
         headline = str(failure).split("\n", 1)[0]
@@ -469,6 +472,16 @@ def _made_a_number(want: dict, got: dict, making_numbers) -> str:
         return ""
     return (
         f"{' or '.join(calls)} turns the tensor into a Python number, which has no graph; return the tensor."
+    )
+
+
+def _reshaped_by(calls: list[str]) -> str:
+    """Why a result has the wrong shape, in code that calls something that changes shapes (`calls`, as
+    measure spells them): torch.autograd.grad already gives each gradient its tensor's own shape."""
+    verb = "changes" if len(calls) == 1 else "change"
+    return (
+        f"Likely cause: your code uses {', '.join(calls)}, which {verb} a tensor's shape; "
+        "torch.autograd.grad already returns each gradient in the shape of its tensor."
     )
 
 
@@ -561,7 +574,9 @@ def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
-    known = _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"])
+    known = _zeroing_first(
+        _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]), measurement
+    )
     for label, want_tree, got_tree, kept in zip(
         expected["leaves"],
         expected["leaf_grads"],
@@ -618,6 +633,14 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             ]
             listed = "\n".join(_one_of(causes))
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _zeroing_first(causes: list[str], measurement: dict) -> list[str]:
+    """The causes, those that zero or clear .grad first where the code does (zero_grad(), .grad = None):
+    of two mistakes that leave the same .grad, the code shows which one it makes."""
+    if not measurement.get("zeroes_grads"):
+        return causes
+    return sorted(causes, key=lambda cause: "zero" not in cause)
 
 
 def _what_fills_grad(measurement: dict) -> str:

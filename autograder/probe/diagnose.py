@@ -408,6 +408,46 @@ def _loads_by_name(function, name: str, depth: int = 2) -> bool:
     return name in loaded or (depth > 0 and any(_loads_by_name(h, name, depth - 1) for h in helpers))
 
 
+def zeroes_grads(function, used: NamesUsed) -> bool:
+    """Whether the code zeroes or clears a .grad (zero_grad(), .zero_(), `.grad = ...`), following its
+    helpers: where two known mistakes leave the same .grad, one that zeroes it is the one this code makes.
+    `used` is the code's one walk (`names_used`)."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    names = used.own
+    pending, stores_grad = [code], False
+    while pending and not stores_grad:
+        current = pending.pop()
+        stores_grad = any(
+            i.opname == "STORE_ATTR" and i.argval == "grad" for i in dis.get_instructions(current)
+        )
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return stores_grad or bool(names & {"zero_grad", "zero_"})
+
+
+# Calls that change a tensor's shape, as the feedback spells them.
+_RESHAPING = {
+    "squeeze": "`.squeeze()`",
+    "unsqueeze": "`.unsqueeze()`",
+    "reshape": "`.reshape()`",
+    "view": "`.view()`",
+    "flatten": "`.flatten()`",
+    "sum": "`.sum()`",
+    "mean": "`.mean()`",
+}
+
+
+def reshaping_calls(used: NamesUsed) -> list[str]:
+    """The calls that change a tensor's shape that the code makes, following its helpers, where it takes
+    a gradient by torch.autograd.grad: a result of the wrong shape then comes from one of them. `used` is
+    the code's one walk (`names_used`)."""
+    names = used.own
+    if "autograd" not in names:
+        return []
+    return [text for name, text in _RESHAPING.items() if name in names]
+
+
 def where_it_saves(function: type[torch.autograd.Function]) -> str:
     """Where the Function fills ctx, to name in a message: setup_context if it has its own, else forward.
     Neither records a graph."""
@@ -695,10 +735,12 @@ def _gradient_like(value) -> bool:
 
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, and vmap
-# refusing an in-place change of a tensor without the batch dimension ("use out-of-place operators").
+# refusing an in-place change of a tensor without the batch dimension ("use out-of-place operators"); or
+# advice that points away from the cure: allow_unused=True for a tensor the result was not computed from.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "in extra_args that has more elements than `self`",
+    "appears to not have been used in the graph",
 )
 
 
@@ -868,6 +910,10 @@ def known_error_hint_for(error: Exception, function) -> str:
     narrowed to the causes its code can have, as ways_out_of_the_graph reads them off it: a gradient
     taken where create_graph is passed nowhere, and the calls that cut the graph. The general hint stays
     where the code shows neither."""
+    if _UNUSED in str(error):
+        return _unused_hint(function)
+    if _FREED in str(error) and (hint := _backward_again_after_create_graph(function)):
+        return hint
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
     ways = ways_out_of_the_graph(function, names_used(function))
@@ -885,6 +931,38 @@ def known_error_hint_for(error: Exception, function) -> str:
     if not causes:
         return known_error_hint(error)
     return f"\nLikely cause: what you differentiate has no graph: {'; or '.join(causes)}."
+
+
+def _unused_hint(function) -> str:
+    """Why autograd finds that the result does not depend on a tensor it is differentiated by, naming
+    .detach() only where the code calls it: a detached copy is a new tensor, cut from its history."""
+    names = names_used(function).own
+    copy = (
+        " Your code uses `.detach()`, whose copy is a new tensor cut off from what it was computed from: "
+        "use the tensor itself."
+        if names & {"detach", _FRESH_LEAF}
+        else ""
+    )
+    return f"{_ERROR_HINTS[_UNUSED]}{copy}"
+
+
+def _backward_again_after_create_graph(function) -> str:
+    """Why a graph was freed in code that takes a gradient by .backward(create_graph=True) and reads it
+    from .grad, not by torch.autograd.grad: that backward already added the gradient of what it was called
+    on, so a later backward of the same result counts it twice (and finds the graph freed by the backward
+    in between); the retain_graph cause follows as the other possibility. '' for other code."""
+    names = names_used(function).own
+    if not {"backward", "create_graph="} <= names or "autograd" in names:
+        return ""
+    freed = _ERROR_HINTS[_FREED].removeprefix("\nLikely cause: ")
+    return (
+        "\nLikely cause: .backward(create_graph=True) already adds its gradient to .grad: calling backward "
+        "on the same result again adds it a second time, and fails once another backward freed the graph in "
+        "between. A gradient read from .grad holds what .grad held before too, and leaves its graph there. "
+        "Prefer torch.autograd.grad for a gradient you differentiate again: it returns it and leaves every "
+        ".grad as it was."
+        f"\nOr: {freed}"
+    )
 
 
 def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
@@ -946,6 +1024,10 @@ def is_library_code(code: types.CodeType) -> bool:
 
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
+# autograd's errors for a tensor differentiated with respect to that the result was not computed from, and
+# for a second backward through a graph freed by the first.
+_UNUSED = "appears to not have been used in the graph"
+_FREED = "backward through the graph a second time"
 
 # What autograd's own errors mean in the mistakes the lessons warn about.
 _SETUP_CONTEXT_SIGNATURE = (
@@ -1109,6 +1191,10 @@ _ERROR_HINTS = {
     "list indices must be integers or slices, not str": (
         "\nLikely cause: a list is looked up by a name (adapted[name]) where a dict from names to tensors "
         "belongs: the function that returns the parameters returns a list; return a dict, {name: tensor}."
+    ),
+    _UNUSED: (
+        "\nLikely cause: what you differentiate does not depend on that tensor: it must be computed from "
+        "that very tensor (take both from the same call), not from another one with the same values."
     ),
     "One of the differentiated Tensors does not require grad": (
         "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "

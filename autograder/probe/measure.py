@@ -520,6 +520,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     measurement["calls_backward"] = used.calls_backward
     if isinstance(result, int | float):
         measurement["making_numbers"] = diagnose.calls_making_numbers(function, used)
+    measurement["zeroes_grads"] = diagnose.zeroes_grads(function, used)
+    measurement["reshaping"] = diagnose.reshaping_calls(used)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement

@@ -127,6 +127,18 @@ MUTANTS = [
             "so setting that .grad to None in between does not help",
         ),
     ),
+    # hidden from a call of its own: y, from another, was not computed from it.
+    _hidden(
+        "hidden_from_another_call",
+        ("hidden, y = net(x)", "hidden = net.linear1(x)\n    _, y = net(x)"),
+        says="it must be computed from that very tensor (take both from the same call)",
+    ),
+    # f detached into a new leaf: the second call finds it computed from nothing, hidden included.
+    _hidden(
+        "hidden_detaches_f",
+        (_SECOND_OF_HIDDEN, f"f = f.detach().requires_grad_()\n    {_SECOND_OF_HIDDEN}"),
+        says=("does not depend on that tensor", "Your code uses `.detach()`, whose copy is a new tensor"),
+    ),
     # The lesson's numbers from a network of its own: right on the visible test, cut from the arguments.
     _hidden(
         "hidden_builds_its_own_network",
@@ -268,6 +280,12 @@ MUTANTS = [
         ("y.backward()", "y.backward(inputs=[net.linear1.weight, net.linear2.weight])"),
         says="y's backward has an inputs= list that leaves out b2",
     ),
+    # Only g's backward lists its inputs, w2 alone: w1 and b2 get y's gradient alone.
+    _accumulate(
+        "accumulate_lists_only_w2_in_g_inputs",
+        (_G_BACKWARD, "g.backward(inputs=[net.linear2.weight], retain_graph=True)"),
+        says="g's backward has an inputs= list that leaves out w1 and b2",
+    ),
     _accumulate(
         "accumulate_g_with_respect_to_b2",
         (_GRAD_OF_W2, "(g,) = torch.autograd.grad(y, net.linear2.bias, create_graph=True)"),
@@ -320,6 +338,14 @@ MUTANTS = [
             "    net.linear2.weight.grad.backward()\n"
         ),
         says="leaks memory: net.linear1.weight.grad holds a gradient whose graph leads back",
+    ),
+    # g read from w2.grad, then y's backward again: y.backward(create_graph=True) had already added y's
+    # gradient, and g's backward, without retain_graph, freed the graph the second one needs.
+    _accumulate(
+        "accumulate_g_through_backward_then_y_again",
+        (_GRAD_OF_W2, "y.backward(create_graph=True, retain_graph=True)\n    g = net.linear2.weight.grad"),
+        (_G_BACKWARD, "g.backward()"),
+        says="already adds its gradient to .grad: calling backward on the same result again adds it a second",
     ),
     _accumulate(
         "accumulate_zeroes_between",
