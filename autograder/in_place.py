@@ -69,17 +69,36 @@ _TANH_OF_TANH = (
     "x holds tanh(x)). Forward overwrote x with tanh(x), and the output is that same tensor, so the tensor "
     "to save, output or input, is tanh(x) itself: save it and use it as it is, grad_out * (1 - result**2)"
 )
+# The same, where the code shows backward took it: what was saved, output or input, is tanh(x) already.
+_TANH_OF_TANH_IN_BACKWARD = (
+    "is 1 - tanh(tanh(x))**2: the derivative of tanh at x (1 - tanh(x)**2, or 1 / cosh(x)**2) was taken "
+    "of a tensor that already holds tanh(x): use the saved result as it is, grad_out * (1 - result**2)"
+)
+# The names of the calls that take tanh's derivative at x, rather than from tanh(x).
+_TANH_AGAIN = {"tanh", "cosh"}
 
 
-def refuse_tanh_of_tanh(slope: torch.Tensor, x: torch.Tensor, what: str) -> None:
+def refuse_tanh_of_tanh(
+    function: type[torch.autograd.Function], slope: torch.Tensor, x: torch.Tensor, what: str
+) -> None:
     """Name a first derivative equal to 1 - tanh(tanh(x))**2: tanh was taken of a tensor that already holds
     tanh(x), in backward or when saving one (after forward, x holds tanh(x)). Input and output are one
-    tensor, so this holds whichever of them was saved."""
+    tensor, so this holds whichever of them was saved; where only backward calls tanh, it took it."""
     x = x.detach()
     if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
         slope, 1 - torch.tanh(torch.tanh(x)) ** 2
     ):
-        raise AnswerRefusedError(f"{what} {_TANH_OF_TANH}")
+        cause = _TANH_OF_TANH_IN_BACKWARD if _takes_tanh_in_backward_only(function) else _TANH_OF_TANH
+        raise AnswerRefusedError(f"{what} {cause}")
+
+
+def _takes_tanh_in_backward_only(function: type[torch.autograd.Function]) -> bool:
+    """Whether backward calls tanh (or cosh) and the rule that saves does not: what it saved is then
+    tanh(x) itself, input or output alike, and backward took tanh of it again."""
+    saves = getattr(function, where_it_saves(function))
+    return bool(_TANH_AGAIN & set(function.backward.__code__.co_names)) and not (
+        _TANH_AGAIN & set(saves.__code__.co_names)
+    )
 
 
 def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -91,6 +110,19 @@ def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
 
 # The test of the caller's tensor names that mistake by its gradient, as check_result's mistakes.
 TANH_OF_TANH = {f"its first derivative {_TANH_OF_TANH}.": tanh_differentiated_as_tanh_of_tanh}
+
+
+def tanh_differentiated_as_one_minus_tanh(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x), with the first derivative 1 - tanh(x): what a backward returning grad_out * (1 - result)
+    gives, the saved tanh(x) not squared."""
+    return torch.tanh(x).detach() + (1 - torch.tanh(x.detach())) * (x - x.detach())
+
+
+# The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out.
+UNSQUARED = {
+    "backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)², so with result "
+    "holding tanh(x), return grad_out * (1 - result**2).": tanh_differentiated_as_one_minus_tanh
+}
 
 
 def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -127,7 +159,7 @@ def differentiated_on_a_copy(function: type[torch.autograd.Function], x: torch.T
         except RuntimeError:
             slope = None
     if slope is not None:
-        refuse_tanh_of_tanh(slope, points, "its first derivative")
+        refuse_tanh_of_tanh(function, slope, points, "its first derivative")
     # An unmarked x costs the derivatives only where they go wrong; then that is the cause to name.
     if returns_an_unmarked_input(function, x) and not _differentiates_right(function):
         raise AnswerRefusedError(UNMARKED)
@@ -235,7 +267,7 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
         )
     first = torch.func.grad(lambda point: applied(function, point.clone()))(point)
     at = f"torch.func's grad of {name} at x = {point.item():g}"
-    refuse_tanh_of_tanh(first, point, at)
+    refuse_tanh_of_tanh(function, first, point, at)
     slope = 1 - torch.tanh(point) ** 2
     if torch.allclose(first, -slope):
         raise AnswerRefusedError(

@@ -64,6 +64,19 @@ def refuse_gradients_out_of_place(
     )
 
 
+def _gradient_in_w_taken_in_x(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A function whose gradients are 2 * w * x in x, right, and 2 * x in w: the derivative of x**2 in x,
+    what a backward returning grad_w = grad_out * 2 * x gives."""
+    return w.detach() * x**2 + 2 * x.detach() * w
+
+
+# The tests of ScaledSquare's derivatives name a gradient in w taken as the derivative of x**2 in x.
+WRONG_GRADIENT_IN_W = {
+    "grad_w is grad_out * 2 * x, the derivative of x**2 in x; in w, ∂(w·x²)/∂w = x², so grad_w = "
+    "grad_out * x**2.": _gradient_in_w_taken_in_x
+}
+
+
 def refuse_a_wrong_first_derivative(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> None:

@@ -299,8 +299,8 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
 
 
 def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> str:
-    """`symptom` ("require grad", "depend on x") is said of every input's gradient together: what was
-    measured is their weighted sum, and grad_w may rightly not depend on w when grad_x should."""
+    """`symptom` ("require grad", "depend on x") is said of the gradients of `names` together: what was
+    measured is their weighted sum (of those that should depend on x, for "depend on x")."""
     cause = (
         record.get("cut_hint")
         or "Likely cause: the gradient was computed from tensors autograd did not record."
@@ -312,6 +312,13 @@ def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> st
         f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd cannot "
         f"differentiate {it} again (gradgradcheck would fail).\n{arrays.text(cause)}"
     )
+
+
+def _depending_on(label: str, names: list[str], keep: dict) -> list[str]:
+    """The inputs whose reference gradient depends on the input `label`, as the plan found them: the
+    gradients a second derivative cut from `label` concerns (all, where it found none)."""
+    depends = keep.get("depends_on", [[label]] * len(names))
+    return [name for name, on in zip(names, depends, strict=True) if label in on] or names
 
 
 def _lost_incoming_gradient(label: str, record: dict) -> str:
@@ -368,7 +375,8 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             extras_hint = record.get("extras_hint")
             zero = isinstance(g, torch.Tensor) and is_zero(g)
             if label in names and zero and not extras_hint:
-                raise FailedCheckError(_cut_message(at, names, f"depend on {label}", record))
+                cut = _depending_on(label, names, keep)
+                raise FailedCheckError(_cut_message(at, cut, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
                 extras_hint = _lost_incoming_gradient(label, record)
             hint = (

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import torch
 
 from autograder.wire import arrays, samples
+from autograder.wire.tensors import is_zero
 
 
 def argument_names(reference: Callable) -> list[str]:
@@ -22,6 +23,21 @@ def argument_names(reference: Callable) -> list[str]:
 
 def _zeros_for_none(grads, like) -> list[torch.Tensor]:
     return [torch.zeros_like(x) if g is None else g for x, g in zip(like, grads, strict=True)]
+
+
+def _inputs_each_depends_on(names, grads, inputs, weights) -> list[list[str]]:
+    """For each of the reference's gradients (computed with create_graph=True), the names of the inputs it
+    depends on: a second derivative found cut from an input names only the gradients that should depend
+    on it (grad_w = grad_out * x**2 does not depend on w)."""
+    depends = []
+    for grad, weight in zip(grads, weights, strict=True):
+        seconds = (
+            torch.autograd.grad(grad, inputs, weight, retain_graph=True, allow_unused=True)
+            if grad.requires_grad
+            else [None] * len(inputs)
+        )
+        depends.append([name for name, second in zip(names, seconds, strict=True) if not is_zero(second)])
+    return depends
 
 
 def _outputs(value) -> tuple:
@@ -100,6 +116,7 @@ def plan_function(
                 keep["at_swapped_inputs"] = swapped
             if second:
                 grad_grads = samples.like(grads, gen)
+                keep["depends_on"] = _inputs_each_depends_on(names, grads, inputs, grad_grads)
                 variables = (*inputs, *grad_outs)
                 grads2 = torch.autograd.grad(grads, variables, grad_grads, allow_unused=True)
                 sample["grad_grads"] = list(grad_grads)

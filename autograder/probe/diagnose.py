@@ -384,8 +384,8 @@ def calls_making_numbers(function, used: NamesUsed) -> list[str]:
     feedback spells them: where a tensor was expected and a number came back, the one to name. float
     counts only called by its own name, the builtin: `.float()` and `torch.float` keep a tensor. `used` is
     the code's one walk (`names_used`)."""
-    calls = ["`.item()`"] if "item" in used.own else []
-    return calls + (["`float()`"] if _loads_by_name(function, "float") else [])
+    calls = _number_calls(used.own - {"float"})
+    return calls + ([_TO_A_NUMBER["float"]] if _loads_by_name(function, "float") else [])
 
 
 def _loads_by_name(function, name: str, depth: int = 2) -> bool:
@@ -734,11 +734,13 @@ def _gradient_like(value) -> bool:
 
 
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
-# advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, and vmap
-# refusing an in-place change of a tensor without the batch dimension ("use out-of-place operators"); or
-# advice that points away from the cure: allow_unused=True for a tensor the result was not computed from.
+# advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
+# returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
+# a tensor without the batch dimension ("use out-of-place operators"); or advice that points away from the
+# cure: allow_unused=True for a tensor the result was not computed from.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
+    "returned as-is as output is being saved for backward",
     "in extra_args that has more elements than `self`",
     "appears to not have been used in the graph",
 )
@@ -761,9 +763,64 @@ def known_error_hint(error: Exception) -> str:
         or _saved_tensors_miscounted(error)
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
+        or _converted_to_a_number(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
         or _no_batching_rule(error)
     )
+
+
+# torch's errors for a tensor of more than one element made a Python number, by .item() or by float().
+_NOT_ONE_ELEMENT = (
+    "cannot be converted to Scalar",
+    "only one element tensors can be converted to Python scalars",
+)
+# The calls that make a tensor a Python number, by the name the code that calls them uses.
+_TO_A_NUMBER = {"item": "`.item()`", "float": "`float()`"}
+
+
+def _converted_to_a_number(error: Exception) -> str:
+    """Why a tensor could not be made a number: the code that raised calls .item() or float(), which need
+    one element, and which would take the value out of the graph anyway. Only the calls that code makes
+    are named; '' where it makes none."""
+    if not any(symptom in str(error) for symptom in _NOT_ONE_ELEMENT):
+        return ""
+    found = _calls_to_a_number(error)
+    if not found:
+        return ""
+    where, calls = found
+    works, takes = ("works", "takes") if len(calls) == 1 else ("work", "take")
+    return (
+        f"\nLikely cause: {where} calls {' and '.join(calls)}, which {works} only on one-element tensors and "
+        f"{takes} the value out of the graph: keep it a tensor."
+    )
+
+
+def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
+    """Where `error` was raised, by name, and which of _TO_A_NUMBER's calls that code makes, or None. That
+    code is the innermost frame of the traceback that is the notebook's, neither torch's nor the grader's;
+    else (under torch.func, whose traceback may not reach the rule that raised) the rules of the innermost
+    Function applied."""
+    student, applied = None, None
+    entry = error.__traceback__
+    while entry is not None:
+        frame = entry.tb_frame
+        cls = frame.f_locals.get("cls") if frame.f_code.co_name == "apply" else None
+        if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+            applied = cls
+        ours = frame.f_globals.get("__name__", "").startswith("autograder")
+        if not ours and not is_library_code(frame.f_code):
+            student = frame.f_code
+        entry = entry.tb_next
+    if student is not None and (calls := _number_calls(set(student.co_names))):
+        return (student.co_name if student.co_name.isidentifier() else "your code"), calls
+    for rule in ("backward", "jvp", "forward", "setup_context") if applied is not None else ():
+        if calls := _number_calls(names_used(getattr(applied, rule)).own):
+            return rule, calls
+    return None
+
+
+def _number_calls(names: set[str]) -> list[str]:
+    return [call for name, call in _TO_A_NUMBER.items() if name in names]
 
 
 def _saved_tensors_miscounted(error: Exception) -> str:
@@ -1082,7 +1139,7 @@ _ERROR_HINTS = {
     "returned as-is as output is being saved for backward": (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
         "Build the result as a new tensor (x * y); only a Function meant to work in place returns its "
-        "input, marked with ctx.mark_dirty (the view the error suggests hides the mistake)."
+        "input, marked with ctx.mark_dirty (returning a view of it instead, x.view_as(x), hides the mistake)."
     ),
     "a leaf Variable that requires grad has been used in an in-place operation": (
         "\nLikely cause: a tensor that requires grad and has no history (a leaf, such as a test's input) "

@@ -238,10 +238,11 @@ MUTANTS = [
             "Build the result as a new tensor (x * y)",
             "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
-            "ScaledSquare raised RuntimeError: An input that has been returned as-is",
-            "Likely cause: forward returns one of its inputs itself",
-            "(the view the error suggests hides the mistake). when called with the x, w, grad_out that "
-            "`x_is_data` builds",
+            # autograd's error is cut to its first sentence: the cause that follows gives its advice.
+            "ScaledSquare raised RuntimeError: An input that has been returned as-is as output is being "
+            "saved for backward. Likely cause: forward returns one of its inputs itself",
+            "(returning a view of it instead, x.view_as(x), hides the mistake). when called with the x, w, "
+            "grad_out that `x_is_data` builds",
         ),
         by_nbgrader=True,
     ),
@@ -449,6 +450,18 @@ MUTANTS = [
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
         says=("backward uses `.detach()`", "so torch.func's second derivative through it is 0, silently"),
     ),
+    # .item() works on a one-element tensor only: beyond shape (), torch's error needs the cause named.
+    _scaled_square(
+        "item_in_backward",
+        {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
+        (_GRAD_X, "grad_x = grad_out * 2 * w * x.item() if ctx.needs_input_grad[0] else None"),
+        says=(
+            "a Tensor with 3 elements cannot be converted to Scalar Likely cause: backward calls `.item()`, "
+            "which works only on one-element tensors and takes the value out of the graph: keep it a tensor.",
+            "vmap(grad(grad(ScaledSquare.apply))) raised RuntimeError: a Tensor with 5 elements cannot be "
+            "converted to Scalar Likely cause: backward calls `.item()`",
+        ),
+    ),
     # grad_w rightly does not depend on w: the feedback must not blame it for what grad_x lost. d²/dx² is
     # right: only the mixed derivative, d/dw of d/dx, is a silent 0 to torch.func.
     _scaled_square(
@@ -456,7 +469,7 @@ MUTANTS = [
         {_SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * 2 * w.detach() * x if ctx.needs_input_grad[0] else None"),
         says=(
-            "grad_x and grad_w computed with create_graph=True do not depend on w",
+            "grad_x computed with create_graph=True does not depend on w",
             "grad_x, the first derivative in x that ScaledSquare's backward returns, has no path back to w "
             "(as when it is computed from w.detach() or w.data), so torch.func's mixed second derivative",
             "backward uses `.detach()`",
@@ -653,8 +666,11 @@ MUTANTS = [
         "tanhinplace_derivative_of_the_output_not_squared",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - result)"),
-        says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative: check "
-        "its formula.",
+        says=(
+            "the backward of TanhInPlace, which the result runs through, returns a wrong derivative: check "
+            "its formula.",
+            "backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)²",
+        ),
     ),
     # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
     _tanh_in_place(
@@ -676,9 +692,11 @@ MUTANTS = [
         "tanhinplace_takes_tanh_of_its_output",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
+        # The code shows backward took tanh again: the message says no more than to use what it saved.
         says=(
             "TanhInPlace on x of shape (): its first derivative is 1 - tanh(tanh(x))**2",
-            "so the tensor to save, output or input, is tanh(x) itself: save it and use it as it is",
+            "was taken of a tensor that already holds tanh(x): use the saved result as it is, "
+            "grad_out * (1 - result**2)",
         ),
         by_nbgrader=True,
     ),
