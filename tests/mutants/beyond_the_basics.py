@@ -235,11 +235,11 @@ MUTANTS = [
         _ALL,
         ("return w * x**2", "return x.pow_(2).mul_(w)"),
         says=(
-            "Build the result as a new tensor (x * y)",
+            "Build the result as a new tensor (`.mul()` or `.pow()`",
             "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is",
-            "Likely cause: forward returns one of its inputs itself",
+            "Likely cause: forward calls `.mul_()` or `.pow_()`, changing its input in place",
             "(the view the error suggests hides the mistake). when called with the x, w, grad_out that "
             "`x_is_data` builds",
         ),
