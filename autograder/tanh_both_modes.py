@@ -59,6 +59,8 @@ JVP_SLIPS = {
     "1 - result**2": lambda x, x_t: x_t,
     "jvp's formula misses its parentheses: x_t * 1 - result**2 subtracts result**2 from the tangent; write "
     "x_t * (1 - result**2)": lambda x, x_t: x_t - torch.tanh(x) ** 2,
+    "jvp applies tanh to the tangent x_t: the output's tangent is x_t * (1 - result**2), with result the "
+    "saved output tanh(x), not tanh(x_t)": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
 }
 # A slip the Hessian's unit tangents hide (e_j * e_j = e_j): only a tangent along a random v shows it.
 JVP_SQUARES_ITS_TANGENT = {
@@ -183,19 +185,26 @@ def _with_gradient(gradient: Callable, second: Callable) -> Callable:
     return lambda x, v: (gradient(x), second(x, v))
 
 
+class _TanhSavingItsOutput(torch.autograd.Function):
+    """tanh saving its output for both rules, as the lesson's answer does: the base of the slipped Tanh
+    Functions whose results the slip tables take by running them."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+
 def _tanh_whose_jvp_changes_its_output(changed: Callable) -> type[torch.autograd.Function]:
     """tanh whose jvp, right otherwise, changes the saved output in place into changed(output)."""
 
-    class TanhChangingItsOutput(torch.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return torch.tanh(x)
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(output)
-            ctx.save_for_forward(output)
-
+    class TanhChangingItsOutput(_TanhSavingItsOutput):
         @staticmethod
         def backward(ctx, grad_out):
             (result,) = ctx.saved_tensors
@@ -265,17 +274,8 @@ def forward_over_reverse_slips(whole_hessian: bool, dual_numbers: bool = False) 
     )
 
 
-class _TanhIgnoringGradOut(torch.autograd.Function):
+class _TanhIgnoringGradOut(_TanhSavingItsOutput):
     """tanh whose backward returns the derivative without multiplying by grad_out; jvp is right."""
-
-    @staticmethod
-    def forward(x):
-        return torch.tanh(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-        ctx.save_for_forward(output)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -301,11 +301,36 @@ _FIX_THE_TANGENT = (
 _THROUGH_BACKWARD = (
     "Reverse over forward differentiates the tangent back through backward, so the tangent's gradient is off."
 )
-# Only a random grad_out shows a backward that drops it: the tangent's gradients are weighted by one.
-_IGNORES_GRAD_OUT = (
-    "backward returns tanh's derivative without multiplying by grad_out (backward's argument after ctx). "
-    f"{_THROUGH_BACKWARD}"
+_DROPS_GRAD_OUT = (
+    "backward returns tanh's derivative without multiplying by grad_out (backward's argument after ctx)"
 )
+# Only a random grad_out shows a backward that drops it: the tangent's gradients are weighted by one.
+_IGNORES_GRAD_OUT = f"{_DROPS_GRAD_OUT}. {_THROUGH_BACKWARD}"
+
+
+def _weighted(slip: Callable) -> Callable:
+    """(x, v, w) -> a slip's gradient and H·v for the sum of Tanh weighted by w: backward's gradient, and so
+    its tangent, scale with grad_out, here w."""
+    return lambda x, v, w: tuple(w * part for part in slip(x, v))
+
+
+def weighted_forward_over_reverse_slips() -> dict[str, Callable]:
+    """What each slip makes of the gradient of (w * Tanh(x)).sum() and of H·v, its tangent along v, by
+    forward over reverse: the slips of forward_over_reverse_slips, scaled by w, and a backward that drops
+    grad_out, found by running one. A sum weighted by ones, as the other checks differentiate, hands
+    backward a grad_out of ones and hides that slip."""
+
+    def ignoring_grad_out(x, v, w):
+        return torch.func.jvp(
+            torch.func.grad(lambda y: (w * _TanhIgnoringGradOut.apply(y)).sum()), (x,), (v,)
+        )
+
+    return {
+        slip: _weighted(result) for slip, result in forward_over_reverse_slips(whole_hessian=False).items()
+    } | {
+        f"{_DROPS_GRAD_OUT}: the gradient of a sum weighted by w is w * (1 - result**2), and forward over "
+        "reverse differentiates that gradient, so H·v is off too.": ignoring_grad_out
+    }
 
 
 def reverse_over_forward_slips() -> dict[str, Callable]:
@@ -350,13 +375,40 @@ def _jacfwd_then_jacrev_when_backward_gives(slope: Callable) -> Callable:
     )
 
 
+def _jacfwd_then_jacrev_ignoring_grad_out(x, v):
+    """(jacfwd, jacrev over jacfwd) of Tanh's sum when backward drops grad_out: found by running one."""
+
+    def total(y):
+        return _TanhIgnoringGradOut.apply(y).sum()
+
+    return torch.func.jacfwd(total)(x.detach()), torch.func.jacrev(torch.func.jacfwd(total))(x.detach())
+
+
+# A right first derivative with a Hessian of 0: the tangent jvp returned is a constant to reverse mode.
+_TANGENT_CUT = (
+    "the Hessian is 0: reverse mode finds the tangent jvp returned constant in x, computed out of autograd's "
+    "sight: in jvp, under torch.no_grad() or from a .detach()ed tensor; or from a tensor setup_context "
+    "saved in place of the output, a copy (.detach(), .clone()) or a tanh it computed itself "
+    "(torch.tanh(inputs[0])), which has no history. Save the output itself and build the tangent with torch "
+    "operations on it."
+)
+
+
 def jacrev_of_jacfwd_slips() -> dict[str, Callable]:
     """What each slip makes of jacfwd of Tanh's sum and of jacrev over it, the Hessian by reverse over
-    forward: the first derivative tells jvp's slips apart where their Hessians agree."""
-    return {
-        f"{slip}. {_FIX_THE_TANGENT}": _jacfwd_then_jacrev_when_jvp_gives(tangent)
-        for slip, tangent in JVP_SLIPS.items()
-    } | {
-        f"{slip}. {_THROUGH_BACKWARD}": _jacfwd_then_jacrev_when_backward_gives(slope)
-        for slip, slope in BACKWARD_SLIPS.items()
-    }
+    forward: the first derivative tells jvp's slips apart where their Hessians agree. Named by the words
+    the tangent check before it uses."""
+    return (
+        {
+            f"{slip}. {_FIX_THE_TANGENT}": _jacfwd_then_jacrev_when_jvp_gives(tangent)
+            for slip, tangent in JVP_SLIPS.items()
+        }
+        | {
+            f"{slip}. {_THROUGH_BACKWARD}": _jacfwd_then_jacrev_when_backward_gives(slope)
+            for slip, slope in BACKWARD_SLIPS.items()
+        }
+        | {
+            _IGNORES_GRAD_OUT: _jacfwd_then_jacrev_ignoring_grad_out,
+            _TANGENT_CUT: lambda x, v: (_right_slope(x.detach()), torch.zeros(len(x), len(x), dtype=x.dtype)),
+        }
+    )

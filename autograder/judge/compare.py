@@ -756,16 +756,20 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
         )
     if ways.get("numpy") is True:
         causes.append("it computes with NumPy, which autograd cannot record")
-    copies = ways.get("copies_in_setup_context")
-    copies = (
-        [arrays.text(call) for call in copies if isinstance(call, str)] if isinstance(copies, list) else []
-    )
+    copies = _texts(ways.get("copies_in_setup_context"))
     if copies:
         causes.append(
             f"setup_context saves a tensor made with {' or '.join(copies)} in place of the output itself. "
             "setup_context runs with grad disabled, before autograd links the output into the graph, so "
             "only the output saved as it is gets a history; a tensor made there has none, and what a rule "
             "computes from it is cut from the inputs: save the output itself"
+        )
+    computed = _texts(ways.get("computed_in_setup_context"))
+    if computed:
+        causes.append(
+            f"setup_context saves a tensor it computed itself (with {' and '.join(computed)}) in place of "
+            "the output. setup_context runs with grad disabled, so that tensor has no history and no link to "
+            "the Function's output, and what a rule computes from it is cut from the inputs: save `output`"
         )
     # Where the whole result is a constant, the cause says all: the gradient taken is a constant.
     advice = ""
@@ -777,6 +781,11 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
             "create_graph=True records the gradient so that it can be differentiated."
         )
     return causes, advice
+
+
+def _texts(listed) -> list[str]:
+    """The strings of a list the probe measured, as text; anything else, none."""
+    return [arrays.text(item) for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
 
 
 def _constant_otherwise(measurement: dict) -> str:

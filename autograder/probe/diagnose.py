@@ -230,7 +230,8 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
     reaches. A copy setup_context makes is its own cause: the copy, not the call that made it, is what has
     no history there."""
     names, elsewhere = used.everywhere, used.outside_setup_context
-    copies = _copies_in_setup_context(function, names)
+    in_setup_context = _names_in_setup_context(function, names)
+    copies = [text for name, text in _COPYING.items() if name in in_setup_context]
     return {
         "calls": [
             text
@@ -243,6 +244,7 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
         "create_graph": "create_graph=" in names,
         "retain_graph": "retain_graph=" in names,
         "copies_in_setup_context": copies,
+        "computed_in_setup_context": _computed(in_setup_context),
     }
 
 
@@ -258,17 +260,33 @@ _COPYING = {
 }
 
 
-def _copies_in_setup_context(function, names: set[str]) -> list[str]:
-    """The copying calls a Function the code reaches by name makes in setup_context, which runs with grad
-    disabled, before autograd links the output into the graph: the copy it saves has no history, so what a
-    rule computes from it is cut from the inputs, whatever call made it."""
+def _names_in_setup_context(function, names: set[str]) -> set[str]:
+    """The names the setup_context of a Function the code reaches by name uses. setup_context runs with grad
+    disabled, before autograd links the output into the graph: a copy it makes (its copying calls, in
+    _COPYING) or a tensor it computes (a torch operation) has no history, so what a rule computes from it
+    is cut from the inputs, whatever call made it."""
     found = set()
     for name in names & set(getattr(function, "__globals__", {})):
         setup = getattr(function.__globals__[name], "setup_context", None)
         code = getattr(setup, "__code__", None)
         if code is not None:
-            found |= _COPYING.keys() & set(code.co_names)
-    return [text for name, text in _COPYING.items() if name in found]
+            found |= set(code.co_names)
+    return found
+
+
+# torch functions that tell about a tensor or a setting and compute none.
+_NOT_A_TENSOR = {"numel", "dim", "result_type", "promote_types", "can_cast"}
+
+
+def _computed(names: set[str]) -> list[str]:
+    """The torch operations among `names` that compute a tensor (tanh, exp), as the feedback spells them;
+    copying calls apart."""
+    return sorted(
+        f"`{name}`"
+        for name in names - _COPYING.keys() - _NOT_A_TENSOR
+        if isinstance(getattr(torch, name, None), types.BuiltinFunctionType | types.FunctionType)
+        and not name.startswith(("is_", "get_"))
+    )
 
 
 def functions_on_the_way(outputs: list[torch.Tensor]) -> list[str]:
@@ -310,16 +328,18 @@ def _function_classes_on_the_way(outputs: list[torch.Tensor]) -> list[type]:
 _NOT_A_CHANGE = {"requires_grad_", "retain_grad_"}
 
 
+def _changes_in_place_by(name: str) -> bool:
+    """Whether a Tensor method of that name changes its tensor in place (square_, mul_)."""
+    return name.endswith("_") and not name.startswith("_") and name not in _NOT_A_CHANGE
+
+
 def _changes_in_place(rule) -> bool:
     """Whether a rule's code calls a Tensor method in place (square_, mul_) or assigns in place (*=)."""
     code = getattr(rule, "__code__", None)
     if code is None:
         return False
     names = names_used(rule).own
-    if any(
-        name.endswith("_") and not name.startswith("_") and name not in _NOT_A_CHANGE
-        for name in names & set(dir(torch.Tensor))
-    ):
+    if any(_changes_in_place_by(name) for name in names & set(dir(torch.Tensor))):
         return True
     return any(
         instruction.opname == "BINARY_OP" and instruction.argrepr.endswith("=")
@@ -760,6 +780,7 @@ def known_error_hint(error: Exception) -> str:
     """A "Likely cause" line for autograd's own errors in the mistakes the lessons warn about, or ''."""
     return (
         forward_takes_ctx_beside_setup_context(error)
+        or _input_changed_in_place_and_returned(error)
         or _saved_tensors_miscounted(error)
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
@@ -1022,21 +1043,27 @@ def _backward_again_after_create_graph(function) -> str:
     )
 
 
-def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
-    """Why a TypeError came out of applying a Function that defines setup_context and whose forward's
-    first parameter is ctx, the old style's: autograd then calls forward with the inputs alone, so ctx
-    takes the first input and the last one is missing. autograd's error names only the missing
-    argument; the Function is read off the traceback, as the `cls` of the innermost Function.apply
-    (matched by name, not by code object: the code that runs is not always the one Function.apply
-    holds), or ''."""
+def _function_applied(error: Exception) -> type | None:
+    """The Function whose apply raised `error`, read off the traceback as the `cls` of the innermost
+    Function.apply (matched by name, not by code object: the code that runs is not always the one
+    Function.apply holds), or None."""
     applied = None
-    entry = error.__traceback__ if isinstance(error, TypeError) else None
+    entry = error.__traceback__
     while entry is not None:
         frame = entry.tb_frame
         cls = frame.f_locals.get("cls") if frame.f_code.co_name == "apply" else None
         if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
             applied = cls
         entry = entry.tb_next
+    return applied
+
+
+def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
+    """Why a TypeError came out of applying a Function that defines setup_context and whose forward's
+    first parameter is ctx, the old style's: autograd then calls forward with the inputs alone, so ctx
+    takes the first input and the last one is missing. autograd's error names only the missing
+    argument; the Function is read off the traceback, or ''."""
+    applied = _function_applied(error) if isinstance(error, TypeError) else None
     if applied is None or applied.setup_context is torch.autograd.Function.setup_context:
         return ""
     try:
@@ -1050,6 +1077,26 @@ def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
         f"\nLikely cause: {applied.__name__} defines setup_context, so autograd calls forward with the "
         f"inputs alone, forward({inputs}), and its first parameter `ctx` took {parameters[1]}. Beside "
         f"setup_context, forward takes no ctx: def forward({inputs})."
+    )
+
+
+def _input_changed_in_place_and_returned(error: Exception) -> str:
+    """Why autograd refused an input returned as forward's output, where forward's code changes a tensor
+    in place by a method (x.tanh_()): that call, named, changed the input and returned it. '' where the
+    Function or such a call is not found (the general hint for the error follows)."""
+    if _RETURNED_AS_IS not in str(error) or (applied := _function_applied(error)) is None:
+        return ""
+    names = names_used(applied.forward).own
+    changes = sorted(name for name in names & set(dir(torch.Tensor)) if _changes_in_place_by(name))
+    if not changes:
+        return ""
+    calls = " or ".join(f"`.{name}()`" for name in changes)
+    new = " or ".join(f"`.{name[:-1]}()`" for name in changes)
+    return (
+        f"\nLikely cause: forward calls {calls}, changing its input in place and returning that same "
+        f"tensor. Build the result as a new tensor ({new}, without the trailing underscore); only a Function "
+        "meant to work in place returns its input, marked with ctx.mark_dirty (returning a view of it "
+        "instead, x.view_as(x), hides the mistake)."
     )
 
 
@@ -1086,6 +1133,8 @@ _NO_GRAPH = "does not require grad and does not have a grad_fn"
 _UNUSED = "appears to not have been used in the graph"
 _FREED = "backward through the graph a second time"
 
+# autograd's error for an input that forward returned as its output.
+_RETURNED_AS_IS = "returned as-is as output is being saved for backward"
 # What autograd's own errors mean in the mistakes the lessons warn about.
 _SETUP_CONTEXT_SIGNATURE = (
     "\nLikely cause: autograd calls setup_context(ctx, inputs, output): ctx, the tuple of forward's inputs "
@@ -1136,7 +1185,7 @@ _ERROR_HINTS = {
         "or None for an input that gets no gradient. With ctx.set_materialize_grads(False), an output "
         "that gets no gradient (as when one output at a time is differentiated) reaches backward as None."
     ),
-    "returned as-is as output is being saved for backward": (
+    _RETURNED_AS_IS: (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
         "Build the result as a new tensor (x * y); only a Function meant to work in place returns its "
         "input, marked with ctx.mark_dirty (returning a view of it instead, x.view_as(x), hides the mistake)."
@@ -1216,6 +1265,12 @@ _ERROR_HINTS = {
     "returned an incorrect number of gradients": (
         "\nLikely cause: the backward the error names returns a count of gradients other than its "
         f"forward's inputs. {_ONE_GRADIENT_PER_INPUT}."
+    ),
+    "diag(): Supports 1D or 2D tensors": (
+        "\nLikely cause: torch.diag makes a matrix from a vector (or takes a matrix's diagonal) and refuses "
+        "a 0-dim tensor or one of more dimensions. backward needs no Jacobian matrix for a function applied "
+        "element by element: multiply grad_out by the derivative, element by element (grad_out * ...), "
+        "whatever the shape."
     ),
     "but expected shape compatible with": (
         "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "

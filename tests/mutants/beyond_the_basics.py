@@ -235,12 +235,13 @@ MUTANTS = [
         _ALL,
         ("return w * x**2", "return x.pow_(2).mul_(w)"),
         says=(
-            "Build the result as a new tensor (x * y)",
+            "Build the result as a new tensor (`.mul()` or `.pow()`",
             "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             # autograd's error is cut to its first sentence: the cause that follows gives its advice.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is as output is being "
-            "saved for backward. Likely cause: forward returns one of its inputs itself",
+            "saved for backward. Likely cause: forward calls `.mul_()` or `.pow_()`, changing its input in "
+            "place",
             "(returning a view of it instead, x.view_as(x), hides the mistake). when called with the x, w, "
             "grad_out that `x_is_data` builds",
         ),

@@ -44,18 +44,33 @@ MUTANTS = [
             "forward itself is wrong (see the forward check): Tanh.apply(x) is not tanh(x)",
         ),
     ),
+    # Forward over reverse differentiates a sum weighted by w: backward gets a grad_out other than ones.
     _tanh(
         "backward_ignores_grad_out",
-        {_FIRST, _SECOND, _REVERSE_OVER_FORWARD},
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_BACKWARD, "return 1 - result**2"),
         says=(
             "without multiplying by grad_out",
+            "the gradient of a sum weighted by w is w * (1 - result**2)",
             "backward returns tanh's derivative without multiplying by grad_out (backward's argument after "
             "ctx). Reverse over forward differentiates the tangent back through backward",
         ),
     ),
     # The tangent is right, so forward mode and forward over reverse pass; only reverse over forward,
     # which differentiates the tangent, finds it constant.
+    # torch.diag on the 0-dim input: backward multiplies element by element, it builds no Jacobian.
+    _tanh(
+        "backward_builds_a_jacobian",
+        {_FIRST, _SECOND},
+        (_BACKWARD, "return torch.diag(1 - result**2) @ grad_out"),
+        says="backward needs no Jacobian matrix for a function applied element by element: multiply",
+    ),
+    _tanh(
+        "forward_changes_its_input_in_place",
+        _ALL,
+        ("return torch.tanh(x)", "return x.tanh_()"),
+        says="forward calls `.tanh_()`, changing its input in place",
+    ),
     _tanh(
         "jvp_under_no_grad",
         {_REVERSE_OVER_FORWARD},
@@ -188,6 +203,12 @@ MUTANTS = [
         ),
     ),
     _tanh(
+        "jvp_applies_tanh_to_the_tangent",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - torch.tanh(x_t) ** 2)"),
+        says=("jvp applies tanh to the tangent x_t", "so the Hessian is off too"),
+    ),
+    _tanh(
         "jvp_takes_cosh_of_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t / torch.cosh(result) ** 2"),
@@ -309,6 +330,21 @@ MUTANTS = [
         (_LOAD + "\n        return x_t", "result = ctx.t\n        return x_t"),
         says="setup_context saves a tensor made with `.detach()` in place of the output itself",
     ),
+    # A tanh recomputed in setup_context has no history and no link to the output: every second derivative
+    # through it is lost, and the checks that read the code name the recomputation.
+    _tanh(
+        "saves_a_tanh_it_computes",
+        {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (
+            _SAVE,
+            "ctx.save_for_backward(torch.tanh(inputs[0]))\n"
+            "        ctx.save_for_forward(torch.tanh(inputs[0]))",
+        ),
+        says=(
+            "a tanh setup_context computed itself (torch.tanh(inputs[0]))",
+            "setup_context saves a tensor it computed itself (with `tanh`) in place of the output",
+        ),
+    ),
     _tanh(
         "backward_detaches_the_saved_output",
         {_SECOND, _FORWARD_OVER_REVERSE},
@@ -422,7 +458,7 @@ INSTRUCTIONS = {
     ),
     "A tensor `jvp` made without `x_t` has no batch dimension under `vmap`, so scaling it by `x_t` in place "
     "(`slope.mul_(x_t)`) fails under `jacfwd`": "jvp_scales_its_slope_in_place",
-    "the saved output is the very tensor the caller gets back, so changing it in place (`result.square_()`) "
+    "The saved output is the very tensor the caller gets back, so changing it in place (`result.square_()`) "
     "changes the caller's result too": "jvp_squares_the_output_in_place",
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
