@@ -13,8 +13,10 @@ import atexit
 import inspect
 import io
 import json
+import linecache
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -92,12 +94,6 @@ if _in_a_notebook():
 atexit.register(_checker.stop)
 
 
-def _name_of(function: Callable) -> str:
-    """'Square' for Square.apply, 'sinh' for a plain function."""
-    owner = getattr(function, "__self__", None)
-    return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
-
-
 def _reference_names(reference: Callable) -> None:
     """Refuse a reference whose parameters cannot be read: their names name the inputs in messages."""
     try:
@@ -109,17 +105,68 @@ def _reference_names(reference: Callable) -> None:
         ) from None
 
 
-def where_built(reference: Callable, inputs: Callable) -> str:
-    """How check_result messages say which arguments were used: the visible example's or not."""
+def hidden_lines(source: str) -> set[int]:
+    """The lines of a test cell between nbgrader's BEGIN and END HIDDEN TESTS markers."""
+    lines, hidden = set(), False
+    for number, text in enumerate(source.splitlines(), start=1):
+        if "END HIDDEN TESTS" in text:
+            hidden = False
+        elif "BEGIN HIDDEN TESTS" in text:
+            hidden = True
+        elif hidden:
+            lines.add(number)
+    return lines
+
+
+def defined_in_hidden_test(function: Callable) -> bool:
+    """Whether `function` is defined between a test cell's HIDDEN TESTS markers. The cell's source is
+    the one linecache keeps under the code's filename, as IPython keeps each cell's (and the class
+    grader's judge the test cell's): a function of a module or a file has no markers around it."""
+    code = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return False
+    # A decorated function's first line is its first decorator's, in the same part of the cell.
+    return code.co_firstlineno in hidden_lines("".join(linecache.getlines(code.co_filename)))
+
+
+# How messages name the builder of a check_result's arguments that a hidden test defines.
+HIDDEN_BUILDER = "a hidden test"
+
+
+def built_by(inputs: Callable) -> str:
+    """Who messages say built a check_result's arguments: its builder, by name, unless a hidden test
+    defines it; feedback shows no hidden test's source, and a name is a piece of it."""
+    return HIDDEN_BUILDER if defined_in_hidden_test(inputs) else f"`{getattr(inputs, '__name__', 'inputs')}`"
+
+
+# How messages name a function under test that a hidden test defines (and names with no name=).
+HIDDEN_FUNCTION = "a function a hidden test defines"
+
+
+def name_of(function: Callable) -> str:
+    """'Square' for Square.apply, 'sinh' for a plain function; as `built_by`, never the name of a function
+    a hidden test defines."""
+    if defined_in_hidden_test(function):
+        return HIDDEN_FUNCTION
+    owner = getattr(function, "__self__", None)
+    return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
+
+
+def where_built(reference: Callable, built: str) -> str:
+    """How check_result messages say which arguments were used, `built` by whom `built_by` names: the
+    visible example's or not."""
     names = ", ".join(inspect.signature(reference).parameters)
-    return f"when called with the {names} that `{getattr(inputs, '__name__', 'inputs')}` builds"
+    return f"when called with the {names} that {built} builds"
 
 
-def checked_on(inputs: Callable | None, randomized: bool) -> str:
-    """What a passing check says it ran on: its builder of inputs (check_result), or random inputs (a
-    hidden test of a Function); nothing for a Function's visible inputs."""
-    if inputs is not None:
-        return f"`{getattr(inputs, '__name__', 'inputs')}`"
+def checked_on(built: str | None, randomized: bool) -> str:
+    """What a passing check says it ran on: its builder's inputs, `built` by whom `built_by` names
+    (check_result), or random inputs (a hidden test of a Function); nothing for a Function's visible
+    inputs."""
+    if built == HIDDEN_BUILDER:
+        return f"inputs {HIDDEN_BUILDER} builds"
+    if built is not None:
+        return built
     return "random inputs" if randomized else ""
 
 
@@ -132,6 +179,7 @@ def _ask(
     **header,
 ) -> None:
     """Send one check to the checker process; raise AssertionError with its message if it failed."""
+    built = built_by(inputs) if inputs is not None else None
     try:
         test = _dumps((reference, inputs, mistakes or {}))
     except Exception as error:  # noqa: BLE001 - a test the checker cannot receive is the instructor's to fix
@@ -144,12 +192,13 @@ def _ask(
             "Define it at the top level of a cell, using only tensors, modules and functions."
         )
     else:
-        where = where_built(reference, inputs) if inputs is not None else ""
-        verdict = _checker.ask(json.dumps(header | {"kind": kind, "where": where}).encode(), test, answer)
+        where = where_built(reference, built) if built else ""
+        sent = header | {"kind": kind, "built_by": built, "where": where}
+        verdict = _checker.ask(json.dumps(sent).encode(), test, answer)
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(verdict.message)
-    print(passed_line(kind, header["name"], checked_on(inputs, header["randomized"])))
+    print(passed_line(kind, header["name"], checked_on(built, header["randomized"])))
 
 
 def _check(kind: str, summary: str) -> Callable[..., None]:
@@ -178,7 +227,7 @@ def _check(kind: str, summary: str) -> Callable[..., None]:
             reference,
             None,
             mistakes,
-            name=name or _name_of(function),
+            name=name or name_of(function),
             randomized=randomized,
             low=low,
             high=high,
@@ -234,7 +283,7 @@ def check_result(
         reference,
         inputs,
         mistakes,
-        name=name or _name_of(function),
+        name=name or name_of(function),
         randomized=randomized,
         timeout=timeout,
     )

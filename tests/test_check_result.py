@@ -6,6 +6,8 @@ that fills .grad, a penalty that must train a critic), each right once and wrong
 warn about.
 """
 
+import functools
+import linecache
 import sys
 
 import cloudpickle
@@ -491,6 +493,80 @@ def test_builder_inconsistent_with_the_reference_is_reported_for_the_instructor(
     assert message == (
         "The test is inconsistent: `lesson_net` builds 2 argument(s) but the reference takes 1 (net)."
     )
+
+
+# A test cell as a kernel runs it: IPython keeps the cell's source in linecache under the code's filename.
+_TEST_CELL = """
+def keep(builder):
+    @functools.wraps(builder)
+    def kept(gen):
+        return builder(gen)
+
+    return kept
+
+
+def visible_point(gen):
+    return (torch.tensor(0.5, dtype=torch.float64, requires_grad=True),)
+
+
+### BEGIN HIDDEN TESTS
+def secret_builder_xyz(gen):
+    return (torch.rand((), generator=gen, dtype=torch.float64).requires_grad_(),)
+
+
+@keep
+def secret_kept_builder_xyz(gen):
+    return secret_builder_xyz(gen)
+
+
+def secret_function_xyz(x):
+    return x**2
+### END HIDDEN TESTS
+"""
+
+
+@pytest.fixture(scope="module")
+def test_cell() -> dict:
+    filename = "<ipython-input-hidden-builders>"
+    linecache.cache[filename] = (len(_TEST_CELL), None, _TEST_CELL.splitlines(keepends=True), filename)
+    namespace = {"torch": torch, "functools": functools}
+    exec(compile(_TEST_CELL, filename, "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("builder", ["secret_builder_xyz", "secret_kept_builder_xyz"])
+def test_a_builder_the_hidden_tests_define_is_named_in_no_message_nor_passing_line(builder, test_cell, capfd):
+    check_result(loss_with_gradient, loss_with_gradient, test_cell[builder], randomized=True)
+    assert capfd.readouterr() == ("✓ loss_with_gradient: result right on inputs a hidden test builds\n", "")
+    message = failure(loss_with_a_constant_gradient, loss_with_gradient, test_cell[builder], randomized=True)
+    assert message.endswith("when called with the x that a hidden test builds")
+    assert "secret" not in message
+
+
+def test_a_builder_the_hidden_tests_define_inconsistent_with_the_reference_is_not_named_either(test_cell):
+    message = failure(loss_with_gradient, lambda x, y: x, test_cell["secret_builder_xyz"])
+    assert (
+        message
+        == "The test is inconsistent: a hidden test builds 1 argument(s) but the reference takes 2 (x, y)."
+    )
+
+
+def test_a_function_under_test_the_hidden_tests_define_is_named_in_no_message_nor_passing_line(
+    test_cell, capfd
+):
+    check_result(test_cell["secret_function_xyz"], lambda x: x**2, test_cell["visible_point"])
+    shown = "✓ a function a hidden test defines: result right on `visible_point`\n"
+    assert capfd.readouterr() == (shown, "")
+    message = failure(test_cell["secret_function_xyz"], lambda x: x**3, test_cell["visible_point"])
+    assert message.startswith("The result of a function a hidden test defines is wrong")
+    assert "secret" not in message
+
+
+def test_a_visible_builder_of_the_same_cell_keeps_its_name(test_cell, capfd):
+    check_result(loss_with_gradient, loss_with_gradient, test_cell["visible_point"])
+    assert capfd.readouterr() == ("✓ loss_with_gradient: result right on `visible_point`\n", "")
+    message = failure(loss_with_a_constant_gradient, loss_with_gradient, test_cell["visible_point"])
+    assert message.endswith("when called with the x that `visible_point` builds")
 
 
 def test_inputs_must_be_a_builder():

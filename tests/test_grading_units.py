@@ -23,6 +23,7 @@ from pathlib import Path
 import nbgrader.api
 import pytest
 
+import autograder.checks
 from autograder.course.layout import COURSE_DIRECTORY
 from autograder.course.nbgrader_cli import put_nbgrader_tools_on_path
 from autograder.course.submissions import Submission, discover
@@ -551,6 +552,87 @@ def test_worker_draws_the_same_random_inputs_for_the_same_seed(worker):
     assert "Forward value is wrong" in first
     assert failure(seed=1) == first
     assert failure(seed=2) != first
+
+
+_DOUBLED = """
+import torch
+
+
+def doubled(x):
+    return {doubled}
+"""
+# A test cell whose hidden part defines a builder of inputs and a function under test: their names are
+# pieces of the hidden source.
+_HIDDEN_BUILDER_CELL = """
+from autograder import check_result
+
+
+def visible_pair(gen):
+    return (torch.ones(2, requires_grad=True),)
+
+
+check_result(doubled, lambda x: 2 * x, visible_pair)
+### BEGIN HIDDEN TESTS
+def secret_builder_xyz(gen):
+    return (torch.rand(3, generator=gen, requires_grad=True),)
+
+
+check_result(doubled, lambda x: 2 * x, secret_builder_xyz, randomized=True)
+
+
+def secret_quadrupled_xyz(x):
+    return 2 * doubled(x)
+
+
+check_result(secret_quadrupled_xyz, lambda x: 4 * x, visible_pair)
+### END HIDDEN TESTS
+"""
+# Right on the visible pair, wrong on the hidden test's three inputs.
+_RIGHT_THEN_WRONG = ["2 * x", "2 * x if x.numel() == 2 else 3 * x"]
+
+
+def _hidden_builder_run_in_a_kernel() -> list[list[dict]]:
+    """Each answer of _RIGHT_THEN_WRONG, then the test cell, run as plain nbgrader's kernel runs them:
+    the checks themselves run; the test cell's outputs."""
+
+    def body() -> list[list[dict]]:
+        shell = executor.create_shell()
+        ran = []
+        try:
+            for answer in _RIGHT_THEN_WRONG:
+                executor.run_cell(shell, _DOUBLED.format(doubled=answer))
+                ran.append(executor.run_cell(shell, _HIDDEN_BUILDER_CELL)[0])
+        finally:
+            autograder.checks._checker.stop()
+        return ran
+
+    return in_fork(body)
+
+
+@_WORKER
+def test_no_line_or_message_names_a_builder_the_hidden_tests_define_in_a_kernel_or_the_class_grader(worker):
+    """The feedback never holds the hidden tests' source: a passing check and a failed one say a hidden
+    test built their inputs, or defined the function they check, in the kernel as in the class grader,
+    which print the same lines; a visible builder keeps its name."""
+    cells = [
+        cell
+        for answer in _RIGHT_THEN_WRONG
+        for cell in (_DOUBLED.format(doubled=answer), _HIDDEN_BUILDER_CELL)
+    ]
+    by_class_grader = [result["outputs"] for result in worker.grade(job(cells, tests=(1, 3)))[1::2]]
+    for right, wrong in (by_class_grader, _hidden_builder_run_in_a_kernel()):
+        visible = "✓ doubled: result right on `visible_pair`\n"
+        assert _stdout({"outputs": right}) == visible + (
+            "✓ doubled: result right on inputs a hidden test builds\n"
+            "✓ a function a hidden test defines: result right on `visible_pair`\n"
+        )
+        assert _stdout({"outputs": wrong}) == visible
+        # (The kernel's traceback quotes the cell, as any kernel's does: the class grader's shows none.)
+        ((name, message),) = _errors({"outputs": wrong})
+        assert name == "AssertionError"
+        assert message.startswith("The result of doubled is wrong")
+        assert message.endswith("when called with the x that a hidden test builds")
+        assert "secret_builder_xyz" not in message
 
 
 _LIST_OPEN_FILES = """

@@ -124,7 +124,7 @@ def _plan_in_child(header: dict, test: bytes):
     def work():
         reference, builder, mistakes = cloudpickle.loads(test)
         if header["kind"] == "result":
-            return plan.plan_result(reference, builder, header["randomized"], mistakes)
+            return plan.plan_result(reference, builder, header["built_by"], header["randomized"], mistakes)
         return plan.plan_function(
             header["kind"],
             reference,

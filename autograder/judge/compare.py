@@ -406,7 +406,7 @@ def compare_result(name, names, expected, measurement, where) -> None:
     if "arity" in expected or "arity" in measurement:
         built = expected.get("arity", measurement.get("arity"))
         raise FailedCheckError(
-            f"The test is inconsistent: `{expected['builder']}` builds {built} argument(s) but the "
+            f"The test is inconsistent: {expected['builder']} builds {built} argument(s) but the "
             f"reference takes {len(names)} ({', '.join(names)})."
         )
     if "error" in measurement:

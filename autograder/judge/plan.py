@@ -168,16 +168,20 @@ def _mistaken(
 
 
 def plan_result(
-    reference: Callable, builder: Callable, randomized: bool, mistakes: dict[str, Callable] | None = None
+    reference: Callable,
+    builder: Callable,
+    built: str,
+    randomized: bool,
+    mistakes: dict[str, Callable] | None = None,
 ) -> dict:
-    """A seed for the arguments `builder` makes, and what the reference does with its own copy."""
+    """A seed for the arguments `builder` makes, and what the reference does with its own copy. `built`
+    names the builder in messages, as `autograder.checks.built_by` does."""
     names = argument_names(reference)
     seed = int(torch.randint(2**62, (), generator=samples.generator(randomized)))
     args = _built(builder, seed)
     probe = {"seed": seed, "flow": [], "cotangents": []}
-    builder_name = getattr(builder, "__name__", "inputs")
     if len(args) != len(names):
-        return {"names": names, "probe": probe, "expected": {"arity": len(args), "builder": builder_name}}
+        return {"names": names, "probe": probe, "expected": {"arity": len(args), "builder": built}}
     leaves = samples.leaves(args, names)
     # Where a wrong result is nan or inf, an argument that is 0 there tells of a division by it.
     arguments = {
@@ -189,7 +193,7 @@ def plan_result(
     filled = [None if leaf.grad is None else leaf.grad.clone() for _, leaf in leaves]
     result = reference(*args)
     expected = {
-        "builder": builder_name,
+        "builder": built,
         "leaves": [label for label, _ in leaves],
         # Where the reference kept such a .grad as it was, the answer must keep it too.
         "kept_filled": [

@@ -16,6 +16,7 @@ the other statements of the cell, or the seed.
 import ast
 import builtins
 import importlib
+import linecache
 import math
 import os
 import sys
@@ -95,19 +96,6 @@ def _statement_line() -> int:
     return line
 
 
-def hidden_lines(source: str) -> set[int]:
-    """The lines of a test cell between nbgrader's BEGIN and END HIDDEN TESTS markers."""
-    lines, hidden = set(), False
-    for number, text in enumerate(source.splitlines(), start=1):
-        if "END HIDDEN TESTS" in text:
-            hidden = False
-        elif "BEGIN HIDDEN TESTS" in text:
-            hidden = True
-        elif hidden:
-            lines.add(number)
-    return lines
-
-
 def _free_names(tree: ast.Module) -> set[str]:
     """Names the cell reads but never binds: they come from the notebook above it."""
     bound, read = set(), set()
@@ -133,6 +121,8 @@ def record_checks(source: str) -> tuple[list[_Recorded], dict, ast.Module]:
     namespace = {name: StudentName(name) for name in _free_names(tree)}
     namespace |= {name: module for name, module in _MODULES.items() if name in namespace}
     namespace["__name__"] = "__test_cell__"
+    # Kept as IPython keeps a cell's, so that `autograder.checks.defined_in_hidden_test` reads it here too.
+    linecache.cache[_FILENAME] = (len(source), None, source.splitlines(keepends=True), _FILENAME)
     originals = {name: getattr(autograder.checks, name) for name in _CHECKS}
     try:
         for name, kind in _CHECKS.items():
@@ -201,8 +191,7 @@ def _name_of(function) -> str:
     if isinstance(function, StudentName):
         parts = function.path.split(".")
         return parts[-2] if parts[-1] == "apply" and len(parts) > 1 else parts[-1]
-    owner = getattr(function, "__self__", None)
-    return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
+    return autograder.checks.name_of(function)
 
 
 @dataclass
@@ -223,7 +212,7 @@ class Check:
 def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
     """The cell's checks, each planned with its own seed (`first_number` counts the notebook's checks)."""
     recorded, _, tree = record_checks(source)
-    hidden = hidden_lines(source)
+    hidden = autograder.checks.hidden_lines(source)
     for number, call in enumerate(recorded, start=first_number):
         options = dict(call.options)
         name = options.pop("name", None) or _name_of(call.function)
@@ -231,15 +220,18 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
         randomized = options.pop("randomized", False)
         samples.reproducible(hash((seed, number)))
         if call.kind == "result":
-            made = plan.plan_result(call.reference, call.inputs, randomized, options.pop("mistakes", None))
-            where = autograder.checks.where_built(call.reference, call.inputs)
+            built = autograder.checks.built_by(call.inputs)
+            made = plan.plan_result(
+                call.reference, call.inputs, built, randomized, options.pop("mistakes", None)
+            )
+            where = autograder.checks.where_built(call.reference, built)
             builder = _locate(call.inputs, "argument builder")
         else:
             low, high = options.pop("low", -2.0), options.pop("high", 2.0)
             batched = call.kind != "forward" and options.pop("batched", False)
             mistakes = options.pop("mistakes", None)
             made = plan.plan_function(call.kind, call.reference, randomized, low, high, batched, mistakes)
-            where, builder = "", None
+            where, builder, built = "", None, None
         if options:
             raise TestCellError(f"{call.kind} check got options it does not take: {sorted(options)}")
         function = _locate(call.function, "function under test")
@@ -254,7 +246,7 @@ def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
             "builder": builder,
             "preamble": _preamble(tree, source, wanted),
         }
-        passed = passed_line(call.kind, name, autograder.checks.checked_on(call.inputs, randomized))
+        passed = passed_line(call.kind, name, autograder.checks.checked_on(built, randomized))
         yield Check(call.kind, name, made, request, where, passed, call.line in hidden)
 
 

@@ -232,7 +232,7 @@ MUTANTS = [
             "    rate = lr if own else 0.1\n"
             "    return {name: p - rate * g for (name, p), g in zip(params.items(), grads, strict=True)}\n"
         ),
-        says="that `random_few_shot_task_from_other_params` builds",
+        says="that a hidden test builds",
     ),
     _inner(
         "inner_step_squeezes_the_target",
