@@ -463,7 +463,7 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 and (hint := hints.approximately(want["tensor"], near))
             ):
                 raise FailedCheckError(f"{failure}\n{hint}") from None
-            if "got shape" in str(failure) and (reshaping := measurement.get("reshaping")):
+            if "got shape" in str(failure) and (reshaping := _texts(measurement.get("reshaping"))):
                 raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             raise
         # A known mistake's cause replaces the generic hint the comparison may have added.
@@ -474,8 +474,7 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
 
 def _made_a_number(want: dict, got: dict, making_numbers) -> str:
     """Why a tensor came back as a Python number, where the code makes a call that does that; else ""."""
-    calls = making_numbers if isinstance(making_numbers, list) else []
-    calls = [arrays.text(call) for call in calls if isinstance(call, str)]
+    calls = _texts(making_numbers)
     if not calls or "tensor" not in want or "number" not in got:
         return ""
     return (
@@ -573,8 +572,9 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
 
 
 def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
-    """Where a result of the wrong shape should have the shape of an argument, which one; else ""."""
-    if got.dtype != want.dtype or got.shape == want.shape or want.dim() == 0:
+    """Where a result of the wrong shape should have the shape of an argument, which one; else "". Not for
+    a result of one element: a (1, 1) argument has that shape as often by chance as by design."""
+    if got.dtype != want.dtype or got.shape == want.shape or want.numel() < 2:
         return ""
     label = next((label for label, argument in arguments.items() if argument.shape == want.shape), None)
     return f"; return a tensor shaped like {label}" if label else ""

@@ -230,8 +230,9 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
     reaches. A copy setup_context makes is its own cause: the copy, not the call that made it, is what has
     no history there."""
     names, elsewhere = used.everywhere, used.outside_setup_context
-    in_setup_context = _names_in_setup_context(function, names)
-    copies = [text for name, text in _COPYING.items() if name in in_setup_context]
+    # setup_context runs with grad disabled, before autograd links the output into the graph: a copy it
+    # makes or a tensor it computes has no history, so what a rule computes from it is cut from the inputs.
+    copies = [text for name, text in _COPYING.items() if name in used.in_setup_context]
     return {
         "calls": [
             text
@@ -244,7 +245,7 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
         "create_graph": "create_graph=" in names,
         "retain_graph": "retain_graph=" in names,
         "copies_in_setup_context": copies,
-        "computed_in_setup_context": _computed(in_setup_context),
+        "computed_in_setup_context": _computed(used.in_setup_context),
     }
 
 
@@ -258,20 +259,6 @@ _COPYING = {
     "detach_": "`.detach_()`",
     "data": "`.data`",
 }
-
-
-def _names_in_setup_context(function, names: set[str]) -> set[str]:
-    """The names the setup_context of a Function the code reaches by name uses. setup_context runs with grad
-    disabled, before autograd links the output into the graph: a copy it makes (its copying calls, in
-    _COPYING) or a tensor it computes (a torch operation) has no history, so what a rule computes from it
-    is cut from the inputs, whatever call made it."""
-    found = set()
-    for name in names & set(getattr(function, "__globals__", {})):
-        setup = getattr(function.__globals__[name], "setup_context", None)
-        code = getattr(setup, "__code__", None)
-        if code is not None:
-            found |= set(code.co_names)
-    return found
 
 
 # torch functions that tell about a tensor or a setting and compute none.
@@ -821,19 +808,16 @@ def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
     code is the innermost frame of the traceback that is the notebook's, neither torch's nor the grader's;
     else (under torch.func, whose traceback may not reach the rule that raised) the rules of the innermost
     Function applied."""
-    student, applied = None, None
-    entry = error.__traceback__
+    student, entry = None, error.__traceback__
     while entry is not None:
         frame = entry.tb_frame
-        cls = frame.f_locals.get("cls") if frame.f_code.co_name == "apply" else None
-        if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
-            applied = cls
         ours = frame.f_globals.get("__name__", "").startswith("autograder")
         if not ours and not is_library_code(frame.f_code):
             student = frame.f_code
         entry = entry.tb_next
     if student is not None and (calls := _number_calls(set(student.co_names))):
         return (student.co_name if student.co_name.isidentifier() else "your code"), calls
+    applied = _function_applied(error)
     for rule in ("backward", "jvp", "forward", "setup_context") if applied is not None else ():
         if calls := _number_calls(names_used(getattr(applied, rule)).own):
             return rule, calls
