@@ -475,10 +475,23 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
 def _made_a_number(want: dict, got: dict, making_numbers) -> str:
     """Why a tensor came back as a Python number, where the code makes a call that does that; else ""."""
     calls = _texts(making_numbers)
-    if not calls or "tensor" not in want or "number" not in got:
+    if not calls or not _number_for_a_tensor(want, got):
         return ""
     return (
         f"{' or '.join(calls)} turns the tensor into a Python number, which has no graph; return the tensor."
+    )
+
+
+def _number_for_a_tensor(want: dict, got: dict) -> bool:
+    """Whether `got` is a number where `want` is a tensor, itself or as an item of the same sequence."""
+    if "tensor" in want:
+        return "number" in got
+    wanted, gotten = want.get("items"), got.get("items")
+    if not isinstance(wanted, list) or not isinstance(gotten, list):
+        return False
+    return any(
+        isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and "number" in g
+        for w, g in zip(wanted, gotten, strict=False)
     )
 
 
@@ -794,6 +807,12 @@ def _constant_otherwise(measurement: dict) -> str:
     ways = measurement.get("ways_out")
     ways = ways if isinstance(ways, dict) else {}
     untracked = "it was computed from tensors autograd did not record"
+    recorded = ways.get("gradient_calls_recorded")
+    if isinstance(recorded, list) and len(recorded) > 1 and recorded[-1] is False and True in recorded:
+        return (
+            "the last of its gradient calls lacks create_graph=True: the gradient it takes is a constant, "
+            f"so a result computed from it has no graph; or {untracked}"
+        )
     if ways.get("takes_gradients") is True and ways.get("create_graph") is True:
         return (
             "one of its gradient calls lacks create_graph=True, which makes that gradient a constant (every "

@@ -154,17 +154,73 @@ def _keywords_passed(code: types.CodeType) -> set[str]:
     constant (create_graph=False), which to the function called is the same as leaving it out. A value
     that is not a plain load counts as passed: the code shows no more."""
     instructions = list(dis.get_instructions(code))
-    passed = set()
-    for n in range(len(instructions)):
-        keywords = _keyword_names(code, instructions, n)
-        values = instructions[max(n - len(keywords), 0) : n]
-        if len(values) != len(keywords) or any(v.opname not in _SINGLE_PUSHES for v in values):
-            passed.update(keywords)
-            continue
-        passed.update(
-            k for k, v in zip(keywords, values, strict=True) if v.opname != "LOAD_CONST" or v.argval
-        )
-    return passed
+    return set().union(*(_passed_at(code, instructions, n) for n in range(len(instructions))))
+
+
+def _passed_at(code: types.CodeType, instructions: list[dis.Instruction], n: int) -> set[str]:
+    """The keywords the call instructions[n] names passes, as _keywords_passed counts them."""
+    keywords = _keyword_names(code, instructions, n)
+    values = instructions[max(n - len(keywords), 0) : n]
+    if len(values) != len(keywords) or any(v.opname not in _SINGLE_PUSHES for v in values):
+        return set(keywords)
+    return {k for k, v in zip(keywords, values, strict=True) if v.opname != "LOAD_CONST" or v.argval}
+
+
+def gradient_calls_recorded(function) -> list[bool]:
+    """For each call of torch.autograd.grad (or autograd.grad) in `function`'s own code, in the order
+    written, whether it passes create_graph: a gradient taken without it is a constant. Instructions of one
+    call start where the call does. torch.func's grad, which records anyway, is not counted."""
+    code = getattr(function, "__code__", None)
+    recorded, pending = [], [code] if code is not None else []
+    while pending:
+        current = pending.pop(0)
+        instructions = list(dis.get_instructions(current))
+        for n in range(len(instructions)):
+            if _loads_autograd_grad(instructions, n):
+                call = _call_of(instructions, n)
+                if call is not None:
+                    passed = set().union(*(_passed_at(current, instructions, m) for m in range(n + 1, call)))
+                    # Keywords unpacked from a mapping (**options) are not in the code: count them as passed.
+                    recorded.append(
+                        "create_graph" in passed or instructions[call].opname == "CALL_FUNCTION_EX"
+                    )
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return recorded
+
+
+def _loads_autograd_grad(instructions: list[dis.Instruction], n: int) -> bool:
+    """Whether instructions[n] loads the attribute grad of autograd (torch.autograd.grad), not .grad."""
+    return (
+        n > 0
+        and instructions[n].opname in {"LOAD_METHOD", "LOAD_ATTR"}
+        and instructions[n].argval == "grad"
+        and instructions[n - 1].argval == "autograd"
+    )
+
+
+def _call_of(instructions: list[dis.Instruction], n: int) -> int | None:
+    """The index of the call instruction that calls the name instructions[n] loads, or None where that
+    name is not called but read on (p.grad.sum()) or used as a value."""
+    start = _start(instructions[n])
+    following = instructions[n + 1 : n + 2]
+    if following and following[0].opname in {"LOAD_ATTR", "LOAD_METHOD"} and _start(following[0]) == start:
+        return None
+    return next(
+        (
+            m
+            for m in range(n + 1, len(instructions))
+            if instructions[m].opname in _CALLS and _start(instructions[m]) == start
+        ),
+        None,
+    )
+
+
+def _start(instruction: dis.Instruction) -> tuple:
+    """Where the source an instruction runs for begins: its line and column."""
+    return instruction.positions.lineno, instruction.positions.col_offset
+
+
+_CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX"}
 
 
 def _keyword_names(code: types.CodeType, instructions: list[dis.Instruction], n: int) -> tuple[str, ...]:
@@ -244,6 +300,7 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
         "retain_graph": "retain_graph=" in names,
+        "gradient_calls_recorded": gradient_calls_recorded(function),
         "copies_in_setup_context": copies,
         "computed_in_setup_context": _computed(used.in_setup_context),
     }
@@ -980,10 +1037,11 @@ def known_error_hint_for(error: Exception, function) -> str:
         return known_error_hint(error)
     ways = ways_out_of_the_graph(function, names_used(function))
     causes = []
-    if ways["takes_gradients"] and not ways["create_graph"]:
+    if ways["takes_gradients"] and not (ways["create_graph"] and all(ways["gradient_calls_recorded"])):
         causes.append(
             "a gradient computed without create_graph=True is a constant to autograd; pass "
             "create_graph=True where you take the gradient that you differentiate again"
+            + (" (retain_graph=True is no substitute)" if ways["retain_graph"] else "")
         )
     if ways["calls"]:
         verb = "leaves" if len(ways["calls"]) == 1 else "leave"

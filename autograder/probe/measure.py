@@ -518,7 +518,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         }
     used = diagnose.names_used(function)
     measurement["calls_backward"] = used.calls_backward
-    if isinstance(result, int | float):
+    if _holds_a_number(result):
         measurement["making_numbers"] = diagnose.calls_making_numbers(function, used)
     measurement["zeroes_grads"] = diagnose.zeroes_grads(function, used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
@@ -544,3 +544,10 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         except Exception as error:  # noqa: BLE001 - whatever the student's graph raises is reported
             measurement["flow"] = _failed(error)
     return measurement
+
+
+def _holds_a_number(result) -> bool:
+    """Whether `result`, or an item of the tuple or list it is, is a Python number: a tensor turned into
+    one (.item()) anywhere a tensor was expected."""
+    items = result if isinstance(result, tuple | list) else (result,)
+    return any(isinstance(item, int | float) and not isinstance(item, bool) for item in items)

@@ -38,13 +38,19 @@ MUTANTS = [
     _hidden(
         "hidden_forgets_create_graph",
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, hidden)"),
-        says=("does not require grad", "one of its gradient calls lacks create_graph=True"),
+        says=("does not require grad", "the last of its gradient calls lacks create_graph=True"),
     ),
     # The first call without create_graph: f is a constant, which the second call cannot differentiate.
     _hidden(
         "hidden_forgets_the_first_create_graph",
         (_GRAD_OF_HIDDEN, "(f,) = torch.autograd.grad(y, hidden)"),
         says="a gradient computed without create_graph=True",
+    ),
+    # retain_graph in place of the first create_graph: f is still a constant.
+    _hidden(
+        "hidden_retains_instead_of_the_first_create_graph",
+        (_GRAD_OF_HIDDEN, "(f,) = torch.autograd.grad(y, hidden, retain_graph=True)"),
+        says=("a gradient computed without create_graph=True", "(retain_graph=True is no substitute)"),
     ),
     _hidden("hidden_detaches_result", ("return curvature", "return curvature.detach()")),
     _hidden(
@@ -187,7 +193,7 @@ MUTANTS = [
     _derivatives(
         "derivatives_return_items",
         ("return first, second", "return first.item(), second.item()"),
-        says="instead of a tensor",
+        says=("instead of a tensor", "`.item()` turns the tensor into a Python number"),
     ),
     _derivatives(
         "derivatives_squeeze_the_results",
@@ -256,7 +262,7 @@ MUTANTS = [
         "accumulate_g_under_no_grad",
         (_GRAD_OF_W2, "with torch.no_grad():\n        g = 2 * net.linear2(net.linear1(x)) * net.linear1(x)"),
         (_BOTH_BACKWARDS, "(y + g).sum().backward()"),
-        says="or under torch.no_grad()",
+        says="or written out by hand under torch.no_grad()",
     ),
     # Both gradients added by hand with add_, to a .grad that is None before any backward.
     _accumulate(
@@ -401,7 +407,9 @@ INSTRUCTIONS = {
     "Prefer `torch.autograd.grad`, called twice at `hidden`": "hidden_gradient_by_torch_func",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
-    "Setting `hidden.grad = None` afterwards does not help": "hidden_clears_hidden_grad_after_backward",
+    "even with `inputs=[hidden]` and `hidden.grad = None` afterwards": (
+        "hidden_clears_hidden_grad_after_backward"
+    ),
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
     "Both are tensors": "derivatives_return_items",
