@@ -59,6 +59,9 @@ JVP_SLIPS = {
     "1 - result**2": lambda x, x_t: x_t,
     "jvp's formula misses its parentheses: x_t * 1 - result**2 subtracts result**2 from the tangent; write "
     "x_t * (1 - result**2)": lambda x, x_t: x_t - torch.tanh(x) ** 2,
+    "jvp adds the tangent to the derivative; it multiplies: x_t * (1 - result**2)": (
+        lambda x, x_t: x_t + 1 - torch.tanh(x) ** 2
+    ),
     "jvp applies tanh to the tangent x_t: the output's tangent is x_t * (1 - result**2), with result the "
     "saved output tanh(x), not tanh(x_t)": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
 }
@@ -288,11 +291,32 @@ class _TanhIgnoringGradOut(_TanhSavingItsOutput):
         return x_t * (1 - result**2)
 
 
-def _tangent_through_a_backward_ignoring_grad_out(x, v):
-    """The right tangent along v, whose gradients run back through a backward that drops grad_out."""
-    with torch.autograd.forward_ad.dual_level():
-        dual = torch.autograd.forward_ad.make_dual(x, v)
-        return torch.autograd.forward_ad.unpack_dual(_TanhIgnoringGradOut.apply(dual)).tangent
+class _TanhWithoutParentheses(_TanhIgnoringGradOut):
+    """tanh whose backward returns grad_out * 1 - result**2, grad_out - result**2; jvp is right."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return grad_out * 1 - result**2
+
+
+# backward's slips that are no derivative times grad_out, by the Function that makes each: the tests take
+# what they give by running it.
+BACKWARDS_NOT_TIMES_GRAD_OUT = {
+    "backward returns grad_out * 1 - result**2: the derivative needs parentheses, "
+    "grad_out * (1 - result**2)": _TanhWithoutParentheses,
+}
+
+
+def _tangent_through(function: type[torch.autograd.Function]) -> Callable:
+    """(x, v) -> the right tangent along v, whose gradients run back through function's backward."""
+
+    def tangent(x, v):
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(x, v)
+            return torch.autograd.forward_ad.unpack_dual(function.apply(dual)).tangent
+
+    return tangent
 
 
 _FIX_THE_TANGENT = (
@@ -320,17 +344,24 @@ def weighted_forward_over_reverse_slips() -> dict[str, Callable]:
     grad_out, found by running one. A sum weighted by ones, as the other checks differentiate, hands
     backward a grad_out of ones and hides that slip."""
 
-    def ignoring_grad_out(x, v, w):
-        return torch.func.jvp(
-            torch.func.grad(lambda y: (w * _TanhIgnoringGradOut.apply(y)).sum()), (x,), (v,)
+    def running(function):
+        return lambda x, v, w: torch.func.jvp(
+            torch.func.grad(lambda y: (w * function.apply(y)).sum()), (x,), (v,)
         )
 
-    return {
-        slip: _weighted(result) for slip, result in forward_over_reverse_slips(whole_hessian=False).items()
-    } | {
-        f"{_DROPS_GRAD_OUT}: the gradient of a sum weighted by w is w * (1 - result**2), and forward over "
-        "reverse differentiates that gradient, so H·v is off too.": ignoring_grad_out
-    }
+    return (
+        {slip: _weighted(result) for slip, result in forward_over_reverse_slips(whole_hessian=False).items()}
+        | {
+            f"{_DROPS_GRAD_OUT}: the gradient of a sum weighted by w is w * (1 - result**2), and forward "
+            "over reverse differentiates that gradient, so H·v is off too.": running(_TanhIgnoringGradOut)
+        }
+        | {
+            f"{slip}. Forward over reverse differentiates backward's gradient, so H·v is off too.": running(
+                function
+            )
+            for slip, function in BACKWARDS_NOT_TIMES_GRAD_OUT.items()
+        }
+    )
 
 
 def reverse_over_forward_slips() -> dict[str, Callable]:
@@ -345,7 +376,11 @@ def reverse_over_forward_slips() -> dict[str, Callable]:
             f"{slip}. {_THROUGH_BACKWARD}": tangent_when_backward_gives(slope)
             for slip, slope in BACKWARD_SLIPS.items()
         }
-        | {_IGNORES_GRAD_OUT: _tangent_through_a_backward_ignoring_grad_out}
+        | {_IGNORES_GRAD_OUT: _tangent_through(_TanhIgnoringGradOut)}
+        | {
+            f"{slip}. {_THROUGH_BACKWARD}": _tangent_through(function)
+            for slip, function in BACKWARDS_NOT_TIMES_GRAD_OUT.items()
+        }
         | {
             f"{slip}, and backward, which reverse mode runs through to differentiate the tangent, reads that "
             "changed output: compute into a new tensor, 1 - result**2.": tangent_when_backward_gives(
@@ -375,22 +410,23 @@ def _jacfwd_then_jacrev_when_backward_gives(slope: Callable) -> Callable:
     )
 
 
-def _jacfwd_then_jacrev_ignoring_grad_out(x, v):
-    """(jacfwd, jacrev over jacfwd) of Tanh's sum when backward drops grad_out: found by running one."""
+def _jacfwd_then_jacrev_running(function: type[torch.autograd.Function]) -> Callable:
+    """(x, v) -> (jacfwd, jacrev over jacfwd) of function's sum, found by running it."""
 
     def total(y):
-        return _TanhIgnoringGradOut.apply(y).sum()
+        return function.apply(y).sum()
 
-    return torch.func.jacfwd(total)(x.detach()), torch.func.jacrev(torch.func.jacfwd(total))(x.detach())
+    return lambda x, v: (
+        torch.func.jacfwd(total)(x.detach()),
+        torch.func.jacrev(torch.func.jacfwd(total))(x.detach()),
+    )
 
 
 # A right first derivative with a Hessian of 0: the tangent jvp returned is a constant to reverse mode.
 _TANGENT_CUT = (
-    "the Hessian is 0: reverse mode finds the tangent jvp returned constant in x, computed out of autograd's "
-    "sight: in jvp, under torch.no_grad() or from a .detach()ed tensor; or from a tensor setup_context "
-    "saved in place of the output, a copy (.detach(), .clone()) or a tanh it computed itself "
-    "(torch.tanh(inputs[0])), which has no history. Save the output itself and build the tangent with torch "
-    "operations on it."
+    "the Hessian is 0: the tangent jvp returned has no history for reverse mode to differentiate (see the "
+    "tangent check for where it was cut). Save the output itself and build the tangent with torch operations "
+    "on it."
 )
 
 
@@ -408,7 +444,11 @@ def jacrev_of_jacfwd_slips() -> dict[str, Callable]:
             for slip, slope in BACKWARD_SLIPS.items()
         }
         | {
-            _IGNORES_GRAD_OUT: _jacfwd_then_jacrev_ignoring_grad_out,
+            _IGNORES_GRAD_OUT: _jacfwd_then_jacrev_running(_TanhIgnoringGradOut),
             _TANGENT_CUT: lambda x, v: (_right_slope(x.detach()), torch.zeros(len(x), len(x), dtype=x.dtype)),
+        }
+        | {
+            f"{slip}. {_THROUGH_BACKWARD}": _jacfwd_then_jacrev_running(function)
+            for slip, function in BACKWARDS_NOT_TIMES_GRAD_OUT.items()
         }
     )

@@ -829,8 +829,31 @@ def known_error_hint(error: Exception) -> str:
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
         or _converted_to_a_number(error)
+        or _jacobian_built(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
         or _no_batching_rule(error)
+    )
+
+
+def _jacobian_built(error: Exception) -> str:
+    """Why torch.diag refused its tensor: the rule that raised builds a Jacobian matrix, where a function
+    applied element by element needs none. That rule, jvp or backward, is the innermost frame's."""
+    if "diag(): Supports 1D or 2D tensors" not in str(error):
+        return ""
+    diag = (
+        "torch.diag makes a matrix from a vector (or takes a matrix's diagonal) and refuses a 0-dim tensor "
+        "or one of more dimensions"
+    )
+    raised_in = _innermost_notebook_code(error)
+    if raised_in is not None and raised_in.co_name == "jvp":
+        return (
+            f"\nLikely cause: jvp builds the Jacobian as a matrix; {diag}. For a function applied element by "
+            "element, J·v is the tangent times the derivative, element by element (x_t * ...), for any shape."
+        )
+    return (
+        f"\nLikely cause: {diag}. backward needs no Jacobian matrix for a function applied element by "
+        "element: multiply grad_out by the derivative, element by element (grad_out * ...), whatever the "
+        "shape."
     )
 
 
@@ -865,13 +888,7 @@ def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
     code is the innermost frame of the traceback that is the notebook's, neither torch's nor the grader's;
     else (under torch.func, whose traceback may not reach the rule that raised) the rules of the innermost
     Function applied."""
-    student, entry = None, error.__traceback__
-    while entry is not None:
-        frame = entry.tb_frame
-        ours = frame.f_globals.get("__name__", "").startswith("autograder")
-        if not ours and not is_library_code(frame.f_code):
-            student = frame.f_code
-        entry = entry.tb_next
+    student = _innermost_notebook_code(error)
     if student is not None and (calls := _number_calls(set(student.co_names))):
         return (student.co_name if student.co_name.isidentifier() else "your code"), calls
     applied = _function_applied(error)
@@ -879,6 +896,19 @@ def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
         if calls := _number_calls(names_used(getattr(applied, rule)).own):
             return rule, calls
     return None
+
+
+def _innermost_notebook_code(error: Exception) -> types.CodeType | None:
+    """The code of the innermost frame of `error`'s traceback that is the notebook's, neither torch's nor
+    the grader's, or None."""
+    student, entry = None, error.__traceback__
+    while entry is not None:
+        frame = entry.tb_frame
+        ours = frame.f_globals.get("__name__", "").startswith("autograder")
+        if not ours and not is_library_code(frame.f_code):
+            student = frame.f_code
+        entry = entry.tb_next
+    return student
 
 
 def _number_calls(names: set[str]) -> list[str]:
@@ -915,11 +945,53 @@ def _saved_tensors_miscounted(error: Exception) -> str:
             "ctx.save_for_forward call in setup_context (ctx.save_for_forward(output)), and unpack them in "
             "that order."
         )
-    return (
+    return _unpacked_other_than_saved(entry.tb_frame, loaded, error) or (
         "\nLikely cause: ctx.saved_tensors holds what the last ctx.save_for_backward call saved, and no "
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
-        "ctx.save_for_backward(x, w), and unpack them in that order."
+        "ctx.save_for_backward(first, second), and unpack them in that order."
     )
+
+
+def _unpacked_other_than_saved(frame: types.FrameType, loaded: dis.Instruction, error: Exception) -> str:
+    """Why backward's unpacking failed where the Function calls ctx.save_for_backward once: no call
+    replaced another, backward unpacks a count other than that call saved. The unpacked names come from
+    the bytecode after `loaded`, the saved count from ctx itself; '' where either cannot be read."""
+    function = _function_running(frame)
+    counted = re.search(r"expected (\d+)", str(error))
+    if function is None or counted is None:
+        return ""
+    saving = getattr(function, where_it_saves(function)).__code__
+    calls = [i for i in dis.get_instructions(saving) if i.argval == "save_for_backward"]
+    try:
+        saved = len(frame.f_locals["ctx"].saved_tensors)
+    except (KeyError, RuntimeError):
+        return ""
+    unpacked = int(counted.group(1))
+    if len(calls) != 1 or saved == unpacked:
+        return ""
+    tensors = "tensor" if unpacked == 1 else "tensors"
+    if saved < unpacked:
+        return (
+            f"\nLikely cause: backward unpacks {unpacked} {tensors} but ctx.save_for_backward saved {saved}: "
+            "save every tensor backward unpacks in that one call, in the order it unpacks them."
+        )
+    names = _names_stored_after(frame.f_code, loaded)[:unpacked] + ["_"] * (saved - unpacked)
+    return (
+        f"\nLikely cause: backward unpacks {unpacked} {tensors} but ctx.save_for_backward saved {saved}: "
+        f"unpack as many as it saved (`{', '.join(names)} = ctx.saved_tensors`), or save only what backward "
+        "needs."
+    )
+
+
+def _names_stored_after(code: types.CodeType, loaded: dis.Instruction) -> list[str]:
+    """The local names the unpacking after `loaded` stores into, in order."""
+    after = [i for i in dis.get_instructions(code) if i.offset > loaded.offset]
+    names = []
+    for instruction in after[1:]:
+        if instruction.opname != "STORE_FAST":
+            break
+        names.append(instruction.argval)
+    return names
 
 
 def _saved_nothing_for_backward(frame: types.FrameType) -> str:
@@ -942,7 +1014,7 @@ def _saved_nothing_for_backward(frame: types.FrameType) -> str:
         )
     return (
         f"\nLikely cause: {where} never calls ctx.save_for_backward, so backward's ctx.saved_tensors is "
-        "empty. Save every tensor backward needs there, in one call: ctx.save_for_backward(x, w)."
+        "empty. Save every tensor backward needs there, in one ctx.save_for_backward call."
     )
 
 
@@ -1261,8 +1333,8 @@ _ERROR_HINTS = {
     ),
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls missing, "
-        "as when a rule reads a ctx attribute instead). With "
+        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls "
+        "missing). With "
         "generate_vmap_rule = True, torch.func batches the tensors each rule reads by what the last of the "
         "two calls saved, so a rule run under vmap with another count fails, as backward does under jacrev "
         "over jacfwd. Give both calls the same number of tensors; a rule need not read all saved for it."
@@ -1307,12 +1379,6 @@ _ERROR_HINTS = {
     "returned an incorrect number of gradients": (
         "\nLikely cause: the backward the error names returns a count of gradients other than its "
         f"forward's inputs. {_ONE_GRADIENT_PER_INPUT}."
-    ),
-    "diag(): Supports 1D or 2D tensors": (
-        "\nLikely cause: torch.diag makes a matrix from a vector (or takes a matrix's diagonal) and refuses "
-        "a 0-dim tensor or one of more dimensions. backward needs no Jacobian matrix for a function applied "
-        "element by element: multiply grad_out by the derivative, element by element (grad_out * ...), "
-        "whatever the shape."
     ),
     "but expected shape compatible with": (
         "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "

@@ -120,7 +120,7 @@ MUTANTS = [
         {_FIRST, _REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
         (_LOAD, "result = ctx.result"),
-        says="or one of the two calls missing, as when a rule reads a ctx attribute instead",
+        says="or one of the two calls missing)",
     ),
     # A copy made in setup_context has no history: both second derivatives through it are lost.
     _tanh(
@@ -423,6 +423,26 @@ MUTANTS = [
         _ALL - {_FORWARD},
         (_SAVE, "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(inputs[0])"),
         says=("backward reads the saved input as if it were the output", "jvp reads the saved input"),
+    ),
+    # One save_for_backward call of two tensors, and backward unpacks one: no call replaced another.
+    _tanh(
+        "backward_unpacks_fewer_than_it_saved",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_SAVE_FOR_BACKWARD, "        ctx.save_for_backward(output, inputs[0])\n"),
+        says="backward unpacks 1 tensor but ctx.save_for_backward saved 2",
+    ),
+    # Only on a 1-dim input does a Jacobian by torch.diag give the tangent: a hidden check's x is 0-dim.
+    _tanh(
+        "jvp_builds_a_jacobian",
+        {_FORWARD_MODE},
+        (_JVP, "return x_t @ torch.diag(1 - result**2)"),
+        says="jvp builds the Jacobian as a matrix",
+    ),
+    _tanh(
+        "jvp_adds_the_tangent_to_the_derivative",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t + (1 - result**2)"),
+        says="jvp adds the tangent to the derivative; it multiplies",
     ),
     _tanh(
         "patches_the_checks",
