@@ -14,6 +14,7 @@ import cloudpickle
 import pytest
 import torch
 from torch import nn
+from torch.autograd import grad
 from widths import fits
 
 from autograder import check_result
@@ -306,6 +307,18 @@ def test_a_constant_from_a_second_call_without_create_graph_is_named():
     assert "Likely cause: one of its gradient calls lacks create_graph=True" in message
 
 
+def second_derivative_by_grad_imported(net, x):
+    _, y = net(x)
+    (first,) = grad(y, net.linear1.weight, create_graph=True)
+    return grad(first, net.linear1.weight)[0]
+
+
+def test_the_last_gradient_call_without_create_graph_is_named_when_grad_is_imported_by_name():
+    """`from torch.autograd import grad`: the calls are read as torch.autograd.grad's all the same."""
+    message = failure(second_derivative_by_grad_imported, second_derivative, lesson_net)
+    assert "Likely cause: the last of its gradient calls lacks create_graph=True" in message
+
+
 def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
     check_result(derivatives_hard_coded, derivatives, lesson_net)
     message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)
@@ -353,6 +366,26 @@ def test_of_two_known_mistakes_alike_the_one_the_code_makes_leads():
     """Zeroing between and no f backward at all leave the same .grad; the code's zero_grad() says which."""
     mistakes = {"f's backward is missing": accumulate_y_only, "zeroed between": accumulate_zeroing_between}
     message = failure(accumulate_zeroing_between, accumulate, lesson_net, mistakes=mistakes)
+    assert "Likely cause: zeroed between Or: f's backward is missing" in message
+
+
+def clear_grads(net):
+    for parameter in net.parameters():
+        parameter.grad = None
+
+
+def accumulate_clearing_between_in_a_helper(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward(retain_graph=True)
+    clear_grads(net)
+    y.backward()
+
+
+def test_a_grad_cleared_by_a_helper_makes_the_zeroing_mistake_lead():
+    """`.grad = None` in a helper the answer calls is read as the answer's own."""
+    mistakes = {"f's backward is missing": accumulate_y_only, "zeroed between": accumulate_zeroing_between}
+    message = failure(accumulate_clearing_between_in_a_helper, accumulate, lesson_net, mistakes=mistakes)
     assert "Likely cause: zeroed between Or: f's backward is missing" in message
 
 
@@ -451,6 +484,19 @@ def test_a_gradient_with_its_graph_assigned_to_grad_names_the_assignment_not_bac
     message = failure(penalty_storing_its_gradient_in_points_grad, penalty, critic_and_points)
     assert "Likely cause: a gradient made with create_graph=True was assigned to .grad" in message
     assert ".backward(" not in message
+
+
+def penalty_norms_as_a_number(critic, points):
+    points = points.clone().requires_grad_()
+    (grad,) = torch.autograd.grad(critic(points.float().double()).sum(), points, create_graph=True)
+    return ((grad.norm(dim=1).item() - 1) ** 2).mean()
+
+
+def test_a_tensor_of_many_elements_made_a_number_names_item_not_the_tensor_method_float():
+    """torch's one-element error names the calls that make a number; `.float()` keeps a tensor."""
+    message = failure(penalty_norms_as_a_number, penalty, critic_and_points)
+    assert "penalty_norms_as_a_number calls `.item()`, which works only on one-element tensors" in message
+    assert "float()`" not in message
 
 
 def test_penalty_with_the_wrong_norm_fails_on_its_value():

@@ -63,6 +63,14 @@ class NamesUsed:
     numpy_own: bool = False
     numpy_in_classes: bool = False
     readable: bool = True
+    # Names the code (not a rule or a setup_context) loads as a global or a builtin, as a call float(...)
+    # does, where an attribute of that name (`.float()`) is no such load.
+    loaded_by_name: set[str] = field(default_factory=set)
+    # Whether the code (not a rule or a setup_context) assigns a .grad (`p.grad = None`).
+    stores_grad: bool = False
+    # For each call of torch.autograd.grad in the function's own code, not its helpers', in the order
+    # written, whether it passes create_graph (see _recorded).
+    gradient_calls: list[bool] = field(default_factory=list)
 
     @property
     def everywhere(self) -> set[str]:
@@ -88,8 +96,12 @@ def names_used(function) -> NamesUsed:
     """What `function`'s code uses, following plain helpers and the notebook's own classes two calls
     deep, read in one walk."""
     used = NamesUsed(readable=getattr(function, "__code__", None) is not None)
-    _walk(function, 2, _OWN, used)
+    _walk(function, _DEPTH, _OWN, used)
     return used
+
+
+# How many calls deep names_used follows the code's helpers.
+_DEPTH = 2
 
 
 def _walk(function, depth: int, route: int, used: NamesUsed) -> None:
@@ -99,12 +111,8 @@ def _walk(function, depth: int, route: int, used: NamesUsed) -> None:
         return
     names, pending = set(), [code]
     while pending:
-        current = pending.pop()
-        found = set(current.co_names)
-        if "detach" in found and _detaches_only_into_leaves(current):
-            found = (found - {"detach"}) | {_FRESH_LEAF}
-        names.update(found)
-        names.update(f"{k}=" for k in _keywords_passed(current))
+        current = pending.pop(0)
+        names.update(_read(current, used, route, _autograd_names(function) if depth == _DEPTH else None))
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     (used.own, used.in_rules, used.in_setup_context)[route].update(names)
     uses_numpy = "numpy" in names
@@ -119,6 +127,24 @@ def _walk(function, depth: int, route: int, used: NamesUsed) -> None:
         used.numpy_own |= uses_numpy
     else:
         used.numpy_in_classes |= uses_numpy
+
+
+def _read(code: types.CodeType, used: NamesUsed, route: int, autograd: tuple | None) -> set[str]:
+    """The names one code object (not its nested functions) uses and the keywords it passes, reading its
+    instructions once; on the code's own route, what it loads by name and whether it assigns a .grad go
+    to `used`, and at the root, given the names its module has for torch.autograd and its grad
+    (`_autograd_names`), the gradient calls it makes."""
+    instructions = list(dis.get_instructions(code))
+    names = set(code.co_names)
+    if "detach" in names and _detaches_only_into_leaves(instructions):
+        names = (names - {"detach"}) | {_FRESH_LEAF}
+    names.update(f"{k}=" for k in _keywords_passed(code, instructions))
+    if route == _OWN:
+        used.loaded_by_name.update(i.argval for i in instructions if i.opname in {"LOAD_GLOBAL", "LOAD_NAME"})
+        used.stores_grad |= any(i.opname == "STORE_ATTR" and i.argval == "grad" for i in instructions)
+    if autograd is not None:
+        used.gradient_calls.extend(_recorded(code, instructions, *autograd))
+    return names
 
 
 def _called_from(function, value, route: int) -> list[tuple[types.FunctionType, int]]:
@@ -149,11 +175,10 @@ _CALLING = {"PRECALL", "CALL", "CACHE"}
 _SINGLE_PUSHES = {"LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL"}
 
 
-def _keywords_passed(code: types.CodeType) -> set[str]:
+def _keywords_passed(code: types.CodeType, instructions: list[dis.Instruction]) -> set[str]:
     """The keywords the calls in `code` (not its nested functions) pass, but for one given a false
     constant (create_graph=False), which to the function called is the same as leaving it out. A value
     that is not a plain load counts as passed: the code shows no more."""
-    instructions = list(dis.get_instructions(code))
     return set().union(*(_passed_at(code, instructions, n) for n in range(len(instructions))))
 
 
@@ -166,35 +191,46 @@ def _passed_at(code: types.CodeType, instructions: list[dis.Instruction], n: int
     return {k for k, v in zip(keywords, values, strict=True) if v.opname != "LOAD_CONST" or v.argval}
 
 
-def gradient_calls_recorded(function) -> list[bool]:
-    """For each call of torch.autograd.grad (or autograd.grad) in `function`'s own code, in the order
-    written, whether it passes create_graph: a gradient taken without it is a constant. Instructions of one
-    call start where the call does. torch.func's grad, which records anyway, is not counted."""
-    code = getattr(function, "__code__", None)
-    recorded, pending = [], [code] if code is not None else []
-    while pending:
-        current = pending.pop(0)
-        instructions = list(dis.get_instructions(current))
-        for n in range(len(instructions)):
-            if _loads_autograd_grad(instructions, n):
-                call = _call_of(instructions, n)
-                if call is not None:
-                    passed = set().union(*(_passed_at(current, instructions, m) for m in range(n + 1, call)))
-                    # Keywords unpacked from a mapping (**options) are not in the code: count them as passed.
-                    recorded.append(
-                        "create_graph" in passed or instructions[call].opname == "CALL_FUNCTION_EX"
-                    )
-        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+def _autograd_names(function) -> tuple[set[str], set[str]]:
+    """The names under which `function`'s code may reach torch.autograd (torch's attribute `autograd`, or
+    `import torch.autograd as ag`) and torch.autograd.grad itself (`from torch.autograd import grad`),
+    as its module binds them."""
+    bound = getattr(function, "__globals__", {})
+    modules = {"autograd"} | {name for name, value in bound.items() if value is torch.autograd}
+    return modules, {name for name, value in bound.items() if value is torch.autograd.grad}
+
+
+def _recorded(
+    code: types.CodeType, instructions: list[dis.Instruction], modules: set[str], functions: set[str]
+) -> list[bool]:
+    """For each call of torch.autograd.grad in `code`, in the order written, whether it passes
+    create_graph: a gradient taken without it is a constant. `modules` and `functions` are the names the
+    code reaches torch.autograd and its grad by. Instructions of one call start where the call does.
+    torch.func's grad, which records anyway, is not counted."""
+    recorded = []
+    for n in range(len(instructions)):
+        loads = _loads_autograd_grad(instructions, n, modules, functions)
+        call = _call_of(instructions, n) if loads else None
+        if call is not None:
+            passed = set().union(*(_passed_at(code, instructions, m) for m in range(n + 1, call)))
+            # Keywords unpacked from a mapping (**options) are not in the code: count them as passed.
+            recorded.append("create_graph" in passed or instructions[call].opname == "CALL_FUNCTION_EX")
     return recorded
 
 
-def _loads_autograd_grad(instructions: list[dis.Instruction], n: int) -> bool:
-    """Whether instructions[n] loads the attribute grad of autograd (torch.autograd.grad), not .grad."""
+def _loads_autograd_grad(
+    instructions: list[dis.Instruction], n: int, modules: set[str], functions: set[str]
+) -> bool:
+    """Whether instructions[n] loads torch.autograd.grad: the attribute grad of one of `modules`, not a
+    tensor's .grad, or one of `functions` by name."""
+    instruction = instructions[n]
+    if instruction.opname in {"LOAD_GLOBAL", "LOAD_NAME"}:
+        return instruction.argval in functions
     return (
         n > 0
-        and instructions[n].opname in {"LOAD_METHOD", "LOAD_ATTR"}
-        and instructions[n].argval == "grad"
-        and instructions[n - 1].argval == "autograd"
+        and instruction.opname in {"LOAD_METHOD", "LOAD_ATTR"}
+        and instruction.argval == "grad"
+        and instructions[n - 1].argval in modules
     )
 
 
@@ -234,10 +270,10 @@ def _keyword_names(code: types.CodeType, instructions: list[dis.Instruction], n:
     return ()
 
 
-def _detaches_only_into_leaves(code: types.CodeType) -> bool:
-    """Whether every .detach() in `code` (not its nested functions) is called and chained straight into
-    .requires_grad_(), as in `x = x.detach().requires_grad_()`."""
-    instructions = [i for i in dis.get_instructions(code) if i.opname not in _CALLING]
+def _detaches_only_into_leaves(instructions: list[dis.Instruction]) -> bool:
+    """Whether every .detach() in a code object's `instructions` (not its nested functions') is called and
+    chained straight into .requires_grad_(), as in `x = x.detach().requires_grad_()`."""
+    instructions = [i for i in instructions if i.opname not in _CALLING]
     loads = [n for n, i in enumerate(instructions) if i.opname in {"LOAD_METHOD", "LOAD_ATTR"}]
     detaches = [n for n in loads if instructions[n].argval == "detach"]
     return bool(detaches) and all(
@@ -300,7 +336,7 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
         "takes_gradients": bool(names & _REVERSE_MODE),
         "create_graph": "create_graph=" in names,
         "retain_graph": "retain_graph=" in names,
-        "gradient_calls_recorded": gradient_calls_recorded(function),
+        "gradient_calls_recorded": used.gradient_calls,
         "copies_in_setup_context": copies,
         "computed_in_setup_context": _computed(used.in_setup_context),
     }
@@ -443,51 +479,20 @@ def tensor_in_a_gradient_cycle(tensors: list[torch.Tensor]) -> torch.Tensor | No
     return None
 
 
-def calls_making_numbers(function, used: NamesUsed) -> list[str]:
+def calls_making_numbers(used: NamesUsed) -> list[str]:
     """The calls the code makes, following its helpers, that turn a tensor into a Python number, as the
     feedback spells them: where a tensor was expected and a number came back, the one to name. float
     counts only called by its own name, the builtin: `.float()` and `torch.float` keep a tensor. `used` is
     the code's one walk (`names_used`)."""
-    calls = _number_calls(used.own - {"float"})
-    return calls + ([_TO_A_NUMBER["float"]] if _loads_by_name(function, "float") else [])
+    calls = [text for name, text in _TO_A_NUMBER.items() if name in used.own and name != "float"]
+    return calls + ([_TO_A_NUMBER["float"]] if "float" in used.loaded_by_name else [])
 
 
-def _loads_by_name(function, name: str, depth: int = 2) -> bool:
-    """Whether the code, or a plain helper of the notebook's it calls, loads `name` as a global or a
-    builtin, as a call float(...) does; an attribute of that name is no such load."""
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return False
-    loaded, pending = set(), [code]
-    while pending:
-        current = pending.pop()
-        loaded.update(
-            i.argval for i in dis.get_instructions(current) if i.opname in {"LOAD_GLOBAL", "LOAD_NAME"}
-        )
-        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    helpers = [function.__globals__.get(n) for n in loaded]
-    helpers = [
-        h for h in helpers if isinstance(h, types.FunctionType) and not h.__module__.startswith("autograder")
-    ]
-    return name in loaded or (depth > 0 and any(_loads_by_name(h, name, depth - 1) for h in helpers))
-
-
-def zeroes_grads(function, used: NamesUsed) -> bool:
+def zeroes_grads(used: NamesUsed) -> bool:
     """Whether the code zeroes or clears a .grad (zero_grad(), .zero_(), `.grad = ...`), following its
     helpers: where two known mistakes leave the same .grad, one that zeroes it is the one this code makes.
     `used` is the code's one walk (`names_used`)."""
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return False
-    names = used.own
-    pending, stores_grad = [code], False
-    while pending and not stores_grad:
-        current = pending.pop()
-        stores_grad = any(
-            i.opname == "STORE_ATTR" and i.argval == "grad" for i in dis.get_instructions(current)
-        )
-        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return stores_grad or bool(names & {"zero_grad", "zero_"})
+    return used.stores_grad or bool(used.own & {"zero_grad", "zero_"})
 
 
 # Calls that change a tensor's shape, as the feedback spells them.
@@ -889,11 +894,14 @@ def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
     else (under torch.func, whose traceback may not reach the rule that raised) the rules of the innermost
     Function applied."""
     student = _innermost_notebook_code(error)
-    if student is not None and (calls := _number_calls(set(student.co_names))):
-        return (student.co_name if student.co_name.isidentifier() else "your code"), calls
+    if student is not None:
+        used = NamesUsed()
+        used.own = _read(student, used, _OWN, None)
+        if calls := calls_making_numbers(used):
+            return (student.co_name if student.co_name.isidentifier() else "your code"), calls
     applied = _function_applied(error)
     for rule in ("backward", "jvp", "forward", "setup_context") if applied is not None else ():
-        if calls := _number_calls(names_used(getattr(applied, rule)).own):
+        if calls := calls_making_numbers(names_used(getattr(applied, rule))):
             return rule, calls
     return None
 
@@ -909,10 +917,6 @@ def _innermost_notebook_code(error: Exception) -> types.CodeType | None:
             student = frame.f_code
         entry = entry.tb_next
     return student
-
-
-def _number_calls(names: set[str]) -> list[str]:
-    return [call for name, call in _TO_A_NUMBER.items() if name in names]
 
 
 def _saved_tensors_miscounted(error: Exception) -> str:

@@ -519,8 +519,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     used = diagnose.names_used(function)
     measurement["calls_backward"] = used.calls_backward
     if _holds_a_number(result):
-        measurement["making_numbers"] = diagnose.calls_making_numbers(function, used)
-    measurement["zeroes_grads"] = diagnose.zeroes_grads(function, used)
+        measurement["making_numbers"] = diagnose.calls_making_numbers(used)
+    measurement["zeroes_grads"] = diagnose.zeroes_grads(used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
     wanted = request["flow"]
     if not wanted or not leaves:
