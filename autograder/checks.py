@@ -23,7 +23,7 @@ from typing import ClassVar
 import cloudpickle
 import torch
 
-from autograder.checker.client import CheckerProcess
+from autograder.checker.client import LOADED_ON_FIRST_USE, CheckerProcess
 from autograder.wire.verdict import Verdict, passed_line
 
 
@@ -193,7 +193,10 @@ def _ask(
         )
     else:
         where = where_built(reference, built) if built else ""
-        sent = header | {"kind": kind, "built_by": built, "where": where}
+        # A notebook that has used a transform torch loads lazily most likely checks code that uses it too:
+        # the checker loads it before this check's children need it.
+        loaded = [module for module in LOADED_ON_FIRST_USE if module in sys.modules]
+        sent = header | {"kind": kind, "built_by": built, "where": where, "loaded": loaded}
         verdict = _checker.ask(json.dumps(sent).encode(), test, answer)
     if not verdict.passed:
         _hide_grader_frames()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 
-def milliseconds(run: Callable, *args, min_repeats: int = 5, min_seconds: float = 0.2) -> float:
+def milliseconds(run: Callable, *args, min_repeats: int = 5, min_seconds: float = 0.05) -> float:
     """The fastest of many runs of run(*args), in milliseconds, on one thread, after a warm-up run.
 
     One thread: a second core is shared with whatever else runs, and its speed changes with it. The

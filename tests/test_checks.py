@@ -6,8 +6,10 @@ from a notebook; so these tests also pin that the checker survives hangs, crashe
 """
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import warnings
@@ -1338,6 +1340,37 @@ def test_killing_the_checker_fails_that_check_and_the_next_check_restarts_it():
     assert killed.stdout.closed
     check_forward(Square.apply, square)
     assert autograder.checks._checker._process.pid != killed.pid
+
+
+# What torch loads on a transform's first use, the checker loads once the kernel or a child has used it.
+_LAZY_LOADING = """
+import json, os, sys, torch
+from autograder.checker import server
+
+def loaded():
+    return [module for module in server._RUN_TO_LOAD if module in sys.modules]
+
+server._warm_up()
+states = [loaded()]
+requests, _ = os.pipe()
+x = torch.rand(3, dtype=torch.double)
+server._collect(*server._fork(lambda: {"jvp": torch.func.jvp(torch.sin, (x,), (x,))[1]}, ()), requests, 30)
+states.append(loaded())
+server._load(["torch._dynamo", "not.a.module"])  # as a check's header names them
+states.append(loaded())
+print(json.dumps(states))
+"""
+
+
+def test_the_checker_loads_torchs_lazy_modules_only_once_a_child_or_the_kernel_has():
+    ran = subprocess.run(
+        [sys.executable, "-c", _LAZY_LOADING], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(ran.stdout) == [
+        [],
+        ["torch._decomp.decompositions_for_jvp"],
+        ["torch._dynamo", "torch._decomp.decompositions_for_jvp"],
+    ]
 
 
 # Cheating does not pay.

@@ -8,6 +8,11 @@ from typing import BinaryIO
 from autograder.wire.protocol import read_message, write_message
 from autograder.wire.verdict import Verdict
 
+# Modules torch loads on the first use of a transform, each slow to load (torch._dynamo, for torch.func's
+# grad, vjp, jacrev and hessian: 0.6 s on one core; forward mode's decompositions, for jvp and jacfwd) and
+# needed by few lessons' checks: the checker loads one only once the kernel or a check has used it.
+LOADED_ON_FIRST_USE = ("torch._dynamo", "torch._decomp.decompositions_for_jvp")
+
 
 class CheckerProcess:
     """One pristine checker process per kernel, started early so torch is imported by the first check."""

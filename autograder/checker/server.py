@@ -20,6 +20,7 @@ import time
 import cloudpickle
 import torch
 
+from autograder.checker.client import LOADED_ON_FIRST_USE
 from autograder.judge import compare, plan
 from autograder.probe import measure
 from autograder.wire import arrays
@@ -33,12 +34,47 @@ _REPLY_LIMIT = 64 * 2**20
 
 
 def _warm_up() -> None:
-    """Run each kind of operation once, so that forked children start with torch's lazy set-up done."""
+    """Run what every check runs once, so that forked children start with torch's lazy set-up done."""
     x = torch.rand(3, dtype=torch.double, requires_grad=True)
     torch.autograd.gradgradcheck(lambda t: (t**2).exp(), (x,))
-    torch.func.grad(torch.sin)(x[0])
-    # Forward mode imports its decompositions on first use: once here, not in every child.
-    torch.func.jvp(torch.sin, (x,), (x,))
+
+
+def _one_double() -> torch.Tensor:
+    return torch.rand((), dtype=torch.double)
+
+
+# For each of LOADED_ON_FIRST_USE, a run of a transform that loads it. This process runs one only once the
+# kernel says it has loaded its module (the header's "loaded"), or a child has: a child's exit code has bit
+# i set for the i-th module it ended up with. Every later child then starts with it loaded. Believing the
+# kernel or a child costs at most that run, once.
+_RUN_TO_LOAD = dict(
+    zip(
+        LOADED_ON_FIRST_USE,
+        [
+            lambda: torch.func.grad(torch.sin)(_one_double()),
+            lambda: torch.func.jvp(torch.sin, (_one_double(),), (_one_double(),)),
+        ],
+        strict=True,
+    )
+)
+
+
+def _load(modules) -> None:
+    """Load, by running what needs them, those of `modules` this process has not loaded yet."""
+    for module in modules:
+        if module in _RUN_TO_LOAD and module not in sys.modules:
+            _RUN_TO_LOAD[module]()
+
+
+def _loaded_bits() -> int:
+    """A child's exit code: which of the modules in _RUN_TO_LOAD it has loaded."""
+    return sum(1 << bit for bit, module in enumerate(_RUN_TO_LOAD) if module in sys.modules)
+
+
+def _loaded_by(status: int) -> list[str]:
+    """The modules in _RUN_TO_LOAD that a child, ended with `status`, has loaded."""
+    bits = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
+    return [module for bit, module in enumerate(_RUN_TO_LOAD) if bits & 1 << bit]
 
 
 class ClientGoneError(Exception):
@@ -62,7 +98,7 @@ def _in_child(work, reply_fd: int) -> None:
         )
     with os.fdopen(reply_fd, "wb") as reply:
         reply.write(payload)
-    os._exit(0)
+    os._exit(_loaded_bits())
 
 
 def _fork(work, keep: tuple[int, ...]) -> tuple[int, int]:
@@ -110,6 +146,7 @@ def _collect(pid: int, reply_fd: int, requests_fd: int, timeout: float):
     finally:
         os.close(reply_fd)
     _, status = os.waitpid(pid, 0)
+    _load(_loaded_by(status))
     if not chunks:
         raise ChildFailedError(ended_early(status))
     try:
@@ -157,6 +194,7 @@ def _measure_in_child(header: dict, test: bytes, answer: bytes, probe: dict, nam
 def judge(header: dict, test: bytes, answer: bytes, keep: tuple[int, ...], requests_fd: int) -> Verdict:
     """One check: the plan from one child, the measurement from another, the verdict from here."""
     timeout = header["timeout"]
+    _load(header.get("loaded", []))
     try:
         made = _collect(*_fork(_plan_in_child(header, test), keep), requests_fd, timeout)
         if not isinstance(made, dict) or "refused" in made:
