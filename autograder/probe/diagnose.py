@@ -110,9 +110,10 @@ def _walk(function, depth: int, route: int, used: NamesUsed) -> None:
     if code is None:
         return
     names, pending = set(), [code]
+    autograd = _autograd_names(function) if depth == _DEPTH else None
     while pending:
         current = pending.pop(0)
-        names.update(_read(current, used, route, _autograd_names(function) if depth == _DEPTH else None))
+        names.update(_read(current, used, route, autograd))
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     (used.own, used.in_rules, used.in_setup_context)[route].update(names)
     uses_numpy = "numpy" in names
