@@ -319,6 +319,19 @@ def test_the_last_gradient_call_without_create_graph_is_named_when_grad_is_impor
     assert "Likely cause: the last of its gradient calls lacks create_graph=True" in message
 
 
+def gradient_by_an_input_not_requiring_grad(net, x):
+    (by_x,) = torch.autograd.grad((x**2).sum(), x, create_graph=True)
+    return torch.autograd.grad(by_x.sum(), net.linear1.weight)[0]
+
+
+def test_a_first_gradient_call_failing_names_the_input_not_create_graph():
+    """The first gradient call of all cannot differentiate a constant gradient: x needs a copy that
+    requires grad, whatever the later calls pass."""
+    message = failure(gradient_by_an_input_not_requiring_grad, first_derivative, lesson_net)
+    assert "the first gradient your code takes is of something built from inputs that do not" in message
+    assert "create_graph" not in message
+
+
 def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
     check_result(derivatives_hard_coded, derivatives, lesson_net)
     message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)

@@ -1112,9 +1112,15 @@ def known_error_hint_for(error: Exception, function) -> str:
         return hint
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
-    ways = ways_out_of_the_graph(function, names_used(function))
+    used = names_used(function)
+    ways = ways_out_of_the_graph(function, used)
     causes = []
-    if ways["takes_gradients"] and not (ways["create_graph"] and all(ways["gradient_calls_recorded"])):
+    if "backward" not in used.own and _raised_by_the_first_gradient_call(error, function):
+        causes.append(
+            "the first gradient your code takes is of something built from inputs that do not require grad "
+            "(differentiate a copy that does: x = x.detach().requires_grad_())"
+        )
+    elif ways["takes_gradients"] and not (ways["create_graph"] and all(ways["gradient_calls_recorded"])):
         causes.append(
             "a gradient computed without create_graph=True is a constant to autograd; pass "
             "create_graph=True where you take the gradient that you differentiate again"
@@ -1128,6 +1134,31 @@ def known_error_hint_for(error: Exception, function) -> str:
     if not causes:
         return known_error_hint(error)
     return f"\nLikely cause: what you differentiate has no graph: {'; or '.join(causes)}."
+
+
+def _raised_by_the_first_gradient_call(error: Exception, function) -> bool:
+    """Whether `error` was raised by the first torch.autograd.grad call in `function`'s own code (not a
+    nested function's): no gradient taken before it can be the constant it differentiates."""
+    code = getattr(function, "__code__", None)
+    entry, offset = error.__traceback__, None
+    while entry is not None:
+        if entry.tb_frame.f_code is code:
+            offset = entry.tb_lasti
+        entry = entry.tb_next
+    if offset is None:
+        return False
+    instructions = list(dis.get_instructions(code))
+    modules, functions = _autograd_names(function)
+    first = next(
+        (n for n in range(len(instructions)) if _loads_autograd_grad(instructions, n, modules, functions)),
+        None,
+    )
+    if first is None or _call_of(instructions, first) is None:
+        return False
+    # The offset may point into the call's inline caches: the source the instruction there runs for says
+    # which call it is.
+    raising = next(i for i in reversed(instructions) if i.offset <= offset)
+    return _start(raising) == _start(instructions[first])
 
 
 def _unused_hint(function) -> str:

@@ -168,7 +168,7 @@ MUTANTS = [
         "hvp_differentiates_the_callers_x",
         _HVP_ALL,
         (_HVP_LEAF, ""),
-        says="x = x.detach().requires_grad_()",
+        says="the first gradient your code takes is of something built from inputs that do not require grad",
     ),
     _hvp(
         "hvp_marks_the_callers_x",
