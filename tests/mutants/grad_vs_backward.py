@@ -407,7 +407,7 @@ INSTRUCTIONS = {
     "Prefer `torch.autograd.grad`, called twice at `hidden`": "hidden_gradient_by_torch_func",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
-    "even with `inputs=[hidden]` and `hidden.grad = None` afterwards": (
+    "every later gradient call through `hidden`, even `torch.autograd.grad`, fills `hidden.grad` again": (
         "hidden_clears_hidden_grad_after_backward"
     ),
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
