@@ -231,6 +231,14 @@ FROM_HALF_PARAMS_MISTAKES = _slips_of(step_from_half_params_by_torch_func) | {
         _from_half_params(own_params, own_params)
     ),
 }
+# With allow_unused=True, a support loss that does not reach params (net(x)) gives None gradients, which an
+# answer that takes None for zero steps by nothing.
+_PARAMS_UNCHANGED = (
+    "inner_step returns params unchanged: every gradient it takes of params is None (allow_unused=True) or "
+    "zero, as when its support loss does not reach params: run the network on params with "
+    "functional_call(net, params, (x,)), not on its own parameters with net(x)."
+)
+FROM_HALF_PARAMS_MISTAKES[_PARAMS_UNCHANGED] = lambda net, x, y, x_query, y_query, lr: half_params(net)
 FROM_HALF_PARAMS_MISTAKES |= _wrong_steps(
     lambda step: lambda net, x, y, x_query, y_query, lr: step(net, x, y, lr, half_params(net))
 )
@@ -277,6 +285,9 @@ QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES = _slips_of(query_loss_from_by_torch_func)
         _query_loss_from(_the_networks, _the_networks)
     ),
 }
+QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES[_PARAMS_UNCHANGED] = lambda net, other, x, y, x_query, y_query, lr: mse(
+    _the_others(net, other), net, x_query, y_query
+)
 QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES |= _wrong_steps(
     lambda step: (
         lambda net, start, x, y, x_query, y_query, lr: mse(

@@ -933,3 +933,43 @@ def test_a_wrong_entry_of_a_dict_is_named_by_its_key():
     message = failure(weights_by_name_one_doubled, weights_by_name, lesson_net)
     last = list(dict(lesson_net(torch.Generator())[0].named_parameters()))[-1]
     assert message.startswith(f"Entry '{last}' of the result of weights_by_name_one_doubled is wrong")
+
+
+# A float32 tensor among float64 inputs: values off by its rounding alone, with nothing cut from the graph.
+
+
+def step_at_a_float32_rate(x):
+    """x after a step down x**2 at the rate 0.49, made a float32 tensor: 0.49000001."""
+    rate = torch.tensor(0.49)
+    (gx,) = torch.autograd.grad(x**2, x, create_graph=True)
+    return x - rate * gx
+
+
+def test_a_value_off_by_float32_rounding_names_the_float32_tensor():
+    message = failure(step_at_a_float32_rate, lambda x: x - 0.98 * x, point)
+    assert "Likely cause: your code makes a float32 tensor (with `torch.tensor(...)`)" in message
+
+
+def step_at_a_float32_rate_from_far(x):
+    """The same step added to 1000, whose value the rounding leaves right and whose gradient it does not."""
+    return 1000 + step_at_a_float32_rate(x)
+
+
+def test_a_gradient_off_by_float32_rounding_names_the_float32_tensor_and_no_cut():
+    """torch.tensor of a plain number copies no tensor: it cuts nothing from the graph."""
+    message = failure(step_at_a_float32_rate_from_far, lambda x: 1000 + x - 0.98 * x, point)
+    assert message.startswith("The gradient of the result of step_at_a_float32_rate_from_far")
+    assert "Likely cause: your code makes a float32 tensor (with `torch.tensor(...)`)" in message
+    assert "constant to autograd" not in message
+    assert "wrong backward" not in message
+
+
+def losses_left_unaveraged(x):
+    """The squared distance of x to each of three targets, not averaged: three values where one belongs."""
+    return torch.stack([((x - target) ** 2).mean() for target in (0.0, 1.0, 2.0)])
+
+
+def test_more_values_than_expected_name_the_missing_reduction_not_a_reshaping_call():
+    message = failure(losses_left_unaveraged, lambda x: losses_left_unaveraged(x).mean(), three_points)
+    assert "Likely cause: it returns 3 values where one is expected: reduce them to one" in message
+    assert "changes a tensor's shape" not in message

@@ -452,6 +452,9 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
             if _returns(name, mistake["result"], got, arguments)
         ]
         number = _made_a_number(expected["result"], got, measurement.get("making_numbers"))
+        rounded = _paired_tensors(expected["result"], got)
+        if not causes and rounded and (float32 := _rounded_to_float32(rounded, measurement)):
+            raise FailedCheckError(f"{failure}\n{float32}") from None
         if not causes and number:
             raise FailedCheckError(f"{failure}\nLikely cause: {number}") from None
         if not causes:
@@ -463,6 +466,8 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 and (hint := hints.approximately(want["tensor"], near))
             ):
                 raise FailedCheckError(f"{failure}\n{hint}") from None
+            if isinstance(near, torch.Tensor) and (missing := _reduction_missing(want, near)):
+                raise FailedCheckError(f"{failure}\n{missing}") from None
             if "got shape" in str(failure) and (reshaping := _texts(measurement.get("reshaping"))):
                 raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             raise
@@ -470,6 +475,57 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
         headline = str(failure).split("\n", 1)[0]
         listed = "\n".join(_one_of(causes))
         raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
+
+
+# How far a value computed with a float32 tensor among float64 ones may be off, relative to the largest
+# value of its tensor: float32 keeps about 7 significant digits (its epsilon is 1.2e-7), and a few
+# roundings add up.
+_FLOAT32_ROUNDING = 1e-5
+
+
+def _rounded_to_float32(pairs: list, measurement: dict) -> str:
+    """Why values are wrong where the answer's code makes a float32 tensor (as the probe saw it,
+    `float32_made`) among float64 inputs and every (expected, got) tensor of `pairs` is off by float32
+    rounding alone: that tensor, which rounds what it touches. "" otherwise: nothing is cut or
+    differentiated otherwise there, and where the numbers are further off the rounding is not why."""
+    made = measurement.get("float32_made")
+    if not isinstance(made, dict) or not all(_off_by_rounding(w, g) for w, g in pairs):
+        return ""
+    calls = _texts(made.get("calls"))
+    with_calls = f" (with {' or '.join(calls)})" if calls else ""
+    return (
+        f"Likely cause: your code makes a float32 tensor{with_calls}, which rounds to about 7 significant "
+        "digits what it holds and what it touches (torch.tensor(0.01) is float32: 0.0099999998); the checks "
+        "run in float64. Keep plain numbers Python numbers (lr * grad needs no tensor), and tensors in the "
+        "inputs' dtype (dtype=torch.float64, x.new_tensor(0.01), no .float())."
+    )
+
+
+def _off_by_rounding(want, got) -> bool:
+    """Whether `got`, of `want`'s shape and dtype, is off from it by no more than float32 rounding."""
+    if not isinstance(want, torch.Tensor) or not isinstance(got, torch.Tensor):
+        return False
+    if got.shape != want.shape or got.dtype != want.dtype or not want.dtype.is_floating_point:
+        return False
+    scale = float(want.detach().abs().max()) if want.numel() else 0.0
+    off = float((got.detach() - want.detach()).abs().max()) if want.numel() else 0.0
+    return off <= _FLOAT32_ROUNDING * scale
+
+
+def _paired_tensors(want: dict, got) -> list:
+    """The (expected, got) tensors of two results of one structure (a tensor, or tuples, lists or dicts of
+    them), in order; [] where the structures differ or hold anything else."""
+    if not isinstance(got, dict):
+        return []
+    if "tensor" in want:
+        return [(want["tensor"], got["tensor"])] if "tensor" in got else []
+    wanted, gotten = want.get("items"), got.get("items")
+    if not isinstance(wanted, list) or not isinstance(gotten, list) or len(wanted) != len(gotten):
+        return []
+    if want.get("keys") != got.get("keys"):
+        return []
+    pairs = [_paired_tensors(w, g) for w, g in zip(wanted, gotten, strict=True)]
+    return [pair for pair_list in pairs for pair in pair_list] if all(pairs) else []
 
 
 def _made_a_number(want: dict, got: dict, making_numbers) -> str:
@@ -492,6 +548,23 @@ def _number_for_a_tensor(want: dict, got: dict) -> bool:
     return any(
         isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and "number" in g
         for w, g in zip(wanted, gotten, strict=False)
+    )
+
+
+def _reduction_missing(want: dict, got: torch.Tensor) -> str:
+    """Why a result has more values than the reference's: they were never reduced (summed or averaged),
+    which no call that changes shapes explains, as it would where values are as many but arranged
+    otherwise. "" where the result is no more values than expected."""
+    if "tensor" not in want or got.numel() <= want["tensor"].numel():
+        return ""
+    if want["tensor"].numel() == 1:
+        return (
+            f"Likely cause: it returns {got.numel()} values where one is expected: reduce them to one (for "
+            "a loss, their mean, .mean())."
+        )
+    return (
+        f"Likely cause: it returns {got.numel()} values where {want['tensor'].numel()} are expected: a "
+        "reduction (a sum or mean over a dimension) is missing."
     )
 
 
@@ -895,6 +968,10 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
             wrong = (
                 f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: {problem}."
             )
+            flows = zip(expected["flow"], gotten, strict=True)
+            pairs = [(w, torch.zeros_like(w) if g is None else g) for w, g in flows]
+            if float32 := _rounded_to_float32(pairs, measurement):
+                raise FailedCheckError(f"{wrong}\n{float32}")
             mistaken = _mistaken_gradients(name, expected, gotten)
             if mistaken:
                 raise FailedCheckError(f"{wrong}\nLikely cause: {mistaken}")

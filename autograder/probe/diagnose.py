@@ -313,7 +313,7 @@ def _leaves_copy_untracked_arguments(function, args: tuple) -> bool:
 _REVERSE_MODE = {"grad", "backward", "vjp", "jacrev", "hessian", "grad_and_value"}
 
 
-def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
+def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = (), copies_tensors: bool = True) -> dict:
     """What the code computing a result uses of what leaves a tensor without a graph, so that the judge names
     only causes the answer can have: the calls that cut it from the graph, whether its only .detach()
     makes new leaves (`x.detach().requires_grad_()`) that cut a history (not where each copies an
@@ -321,7 +321,8 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
     passes create_graph (or retain_graph, which is no substitute) anywhere. Read off what the code uses,
     `used` (names_used), following the helpers and the notebook's own classes (a Function's rules) it
     reaches. A copy setup_context makes is its own cause: the copy, not the call that made it, is what has
-    no history there."""
+    no history there. torch.tensor(...) cuts only where it copies a tensor: `copies_tensors` is False where
+    the probe saw every call of it take plain numbers (torch.tensor(0.01)), which have no graph to cut."""
     names, elsewhere = used.everywhere, used.outside_setup_context
     # setup_context runs with grad disabled, before autograd links the output into the graph: a copy it
     # makes or a tensor it computes has no history, so what a rule computes from it is cut from the inputs.
@@ -330,7 +331,8 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = ()) -> dict:
         "calls": [
             text
             for name, text in _CUTTING_CALLS.items()
-            if name in elsewhere or (name in names and text not in copies)
+            if (name in elsewhere or (name in names and text not in copies))
+            and (name != "tensor" or copies_tensors)
         ],
         "fresh_leaves": _FRESH_LEAF in names and not _leaves_copy_untracked_arguments(function, args),
         "numpy": used.uses_numpy,
@@ -450,17 +452,48 @@ def _tensors_in(value) -> Iterator[torch.Tensor]:
 
 class TensorsMade(TorchFunctionMode):
     """Keeps every tensor a torch call returns while it is active, whether the code under it returns the
-    tensor or drops it: a leaf an answer made and left in a reference cycle, or a gradient a backward
-    computed for nothing."""
+    tensor or drops it: a leaf an answer made and left in a reference cycle, a gradient a backward
+    computed for nothing, or a float32 tensor made among float64 ones. Notes too whether torch.tensor
+    copied a tensor (`copies_tensors`), which cuts it from the graph, where of plain numbers it cuts
+    nothing."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tensors: list[torch.Tensor] = []
+        self.copies_tensors = False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.tensor and any(True for _ in _tensors_in(args[:1])):
+            self.copies_tensors = True
         result = func(*args, **(kwargs or {}))
         self.tensors.extend(_tensors_in(result))
         return result
+
+
+# Calls that make a tensor of a lower precision than float64, as the feedback spells them, by the name the
+# code uses: torch.tensor and torch.as_tensor make Python floats float32.
+_MAKING_FLOAT32 = {
+    "tensor": "`torch.tensor(...)`",
+    "as_tensor": "`torch.as_tensor(...)`",
+    "float": "`.float()`",
+    "float32": "`torch.float32`",
+}
+
+
+def float32_made(made: list[torch.Tensor], args: tuple, used: NamesUsed) -> dict | None:
+    """Where the arguments hold float64 tensors (a network's parameters too) and the code made a float32
+    tensor (torch.tensor(0.01) is float32): the calls of the code that make one. What such a tensor
+    touches is rounded to about 7 digits, off the checks' float64 values by that rounding alone. None
+    where the code made none."""
+    inputs = list(_tensors_in(args)) + [
+        p for arg in args if isinstance(arg, torch.nn.Module) for p in arg.parameters()
+    ]
+    if not any(tensor.dtype == torch.float64 for tensor in inputs):
+        return None
+    if not any(tensor.dtype == torch.float32 for tensor in made):
+        return None
+    names = used.own - {name for name in used.loaded_by_name if name == "float"}
+    return {"calls": [text for name, text in _MAKING_FLOAT32.items() if name in names]}
 
 
 def tensor_in_a_gradient_cycle(tensors: list[torch.Tensor]) -> torch.Tensor | None:

@@ -522,10 +522,11 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         measurement["making_numbers"] = diagnose.calls_making_numbers(used)
     measurement["zeroes_grads"] = diagnose.zeroes_grads(used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
+    measurement["float32_made"] = diagnose.float32_made(made.tensors, args, used)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
-    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, used, args)
+    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, used, args, made.copies_tensors)
     if any(index >= len(tensors) for index in wanted):
         measurement["flow"] = {"missing": True}
     elif not all(tensors[index].requires_grad for index in wanted):

@@ -266,6 +266,22 @@ MUTANTS = [
         ),
         says="gives None for them with allow_unused=True",
     ),
+    # net(x) with allow_unused=True: every gradient of params is None, taken for zero, and params come back.
+    _inner(
+        "inner_step_runs_the_network_on_its_own_parameters_allowing_unused",
+        _FROM_OTHER_PARAMS,
+        (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
+        (_GRADS, _GRADS.replace("create_graph=True", "create_graph=True, allow_unused=True")),
+        (_STEP, "param - lr * (0 if grad is None else grad)"),
+        says="inner_step returns params unchanged",
+    ),
+    # torch.tensor(lr) is float32: off in the 7th digit, which no cut of the graph explains.
+    _inner(
+        "inner_step_makes_lr_a_float32_tensor",
+        _ALL,
+        (_SUPPORT_LOSS, f"lr = torch.tensor(lr)\n    {_SUPPORT_LOSS}"),
+        says="your code makes a float32 tensor (with `torch.tensor(...)`)",
+    ),
     _inner(
         "inner_step_returns_a_list",
         _ALL,
