@@ -34,6 +34,10 @@ PER_HOUR = 3
 GRADED = re.compile(r"graded (\S+) (\S+) ([\d.]+)/([\d.]+)(?: \(late penalty [\d.]+\))? in ([\d.]+) s")
 
 
+# Seconds a submission may take to be collected, far more than it takes on a loaded machine.
+_COLLECTED_WITHIN = 60
+
+
 def _children(pid: int) -> set[int]:
     found = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -232,13 +236,18 @@ def test_before_the_due_date_feedback_withholds_what_a_hidden_test_said(semester
 def test_sigterm_then_a_restart_grades_what_landed_meanwhile_nothing_twice_and_keeps_held_ones(semester):
     course, students, service = semester.course, semester.students, semester.service
     carol, bob = students["carol"], students["bob"]
-    carol.answer(answers_of("detach_in_backward"))
+    # Carol's answer takes seconds to grade, so that the stop comes while it is being graded.
+    slow = answers_of("detach_in_backward")
+    first = next(iter(slow))
+    carol.answer({**slow, first: f"{slow[first]}\nimport time\ntime.sleep(5)"})
     carol.submit()
     state = course / "class_grader" / "serve.json"
+    deadline = time.monotonic() + _COLLECTED_WITHIN
     while not any(
         name.startswith("gg-carol+") and outcome == "collected"
-        for name, outcome in json.loads(state.read_text())["entries"].items()
+        for name, outcome in (entries := json.loads(state.read_text())["entries"]).items()
     ):
+        assert time.monotonic() < deadline, f"carol's submission was not collected: {entries}"
         time.sleep(0.05)
     workers = _children(service.process.pid)
     status, said, _ = service.stop()
