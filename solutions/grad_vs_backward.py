@@ -24,10 +24,11 @@ def derivatives_at(net: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch
     return first, second
 
 
-def accumulate_both(net: nn.Module, x: torch.Tensor) -> None:
-    """Add the gradients of y and of g = dy/dw2 to every parameter's .grad, by two backward calls."""
+def accumulate_three(net: nn.Module, x: torch.Tensor) -> None:
+    """Add the gradients of y, g = dy/dw2 and h = dy/db2 to every parameter's .grad, by backward calls."""
     _, y = net(x)
-    (g,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)
-    # g's graph is built on y's nodes and their saved tensors: keep them for y.backward().
+    g, h = torch.autograd.grad(y, [net.linear2.weight, net.linear2.bias], create_graph=True)
+    # g's and h's graphs are built on y's nodes and their saved tensors: keep them for the later calls.
     g.backward(retain_graph=True)
+    h.backward(retain_graph=True)
     y.backward()

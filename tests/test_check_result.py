@@ -336,7 +336,32 @@ def test_hard_coded_numbers_pass_the_visible_example_but_not_random_weights():
     check_result(derivatives_hard_coded, derivatives, lesson_net)
     message = failure(derivatives_hard_coded, derivatives, random_net, randomized=True)
     assert message.startswith("Item 0 of the result of derivatives_hard_coded is wrong: expected ")
-    assert message.endswith("got 720 at index [0, 0]. when called with the net, x that `random_net` builds")
+    assert "got 720 at index [0, 0]. Likely cause: the result is numbers written in" in message
+
+
+def grads_written_in(net, x):
+    for parameter in net.parameters():
+        parameter.grad = torch.full_like(parameter, 770.0)
+
+
+def test_a_grad_of_numbers_written_in_is_named_so():
+    """A .grad the code wrote from literal numbers is named as such, not as a grad replaced or zeroed."""
+    message = failure(grads_written_in, accumulate, lesson_net)
+    assert "Likely cause: net.linear2.weight.grad is numbers written in" in message
+
+
+def derivatives_recording_and_freeing(net, x):
+    _, y = net(x)
+    (first,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True, retain_graph=False)
+    (second,) = torch.autograd.grad(first, net.linear1.weight)
+    return first.detach(), second
+
+
+def test_create_graph_with_retain_graph_false_is_named():
+    """The graph a recorded gradient is built on, freed by the same call: leave retain_graph out."""
+    message = failure(derivatives_recording_and_freeing, derivatives, lesson_net)
+    assert "passes create_graph=True with retain_graph=False" in message
+    assert "Leave retain_graph out: it defaults to create_graph." in message
 
 
 @pytest.mark.parametrize(
@@ -380,6 +405,46 @@ def test_of_two_known_mistakes_alike_the_one_the_code_makes_leads():
     mistakes = {"f's backward is missing": accumulate_y_only, "zeroed between": accumulate_zeroing_between}
     message = failure(accumulate_zeroing_between, accumulate, lesson_net, mistakes=mistakes)
     assert "Likely cause: zeroed between Or: f's backward is missing" in message
+
+
+def test_a_zeroing_cause_is_not_offered_where_the_code_zeroes_nothing():
+    """No f backward at all leaves what zeroing between would; code that zeroes nothing made the first."""
+    mistakes = {"f's backward is missing": accumulate_y_only, "zeroed between": accumulate_zeroing_between}
+    message = failure(accumulate_y_only, accumulate, lesson_net, mistakes=mistakes)
+    assert "Likely cause: f's backward is missing" in message
+    assert "zeroed" not in message
+
+
+def accumulate_y_twice(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward(retain_graph=True)
+    y.backward(retain_graph=True)
+    y.backward()
+
+
+def accumulate_y_added_by_hand_too(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden, create_graph=True)
+    f.backward(retain_graph=True)
+    parameters = list(net.parameters())
+    gradients = torch.autograd.grad(y, parameters, retain_graph=True)
+    y.backward()
+    for parameter, gradient in zip(parameters, gradients, strict=True):
+        parameter.grad += gradient
+
+
+@pytest.mark.parametrize(
+    ("function", "how"),
+    [
+        (accumulate_y_twice, "backward ran twice on it"),
+        (accumulate_y_added_by_hand_too, "your code adds to .grad itself"),
+    ],
+)
+def test_a_gradient_counted_twice_is_told_how_the_code_counts_it(function, how):
+    mistakes = {"y's gradient was counted twice.": accumulate_y_twice}
+    message = failure(function, accumulate, lesson_net, mistakes=mistakes)
+    assert f"Likely cause: y's gradient was counted twice: {how}" in message
 
 
 def clear_grads(net):

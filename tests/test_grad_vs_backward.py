@@ -8,7 +8,7 @@ import torch
 from torch import autograd
 
 from autograder.models import TinyNet, lesson_net, make_input, random_net
-from solutions.grad_vs_backward import accumulate_both, derivatives_at, hidden_gradient
+from solutions.grad_vs_backward import accumulate_three, derivatives_at, hidden_gradient
 
 SECOND_TIME = "Trying to backward through the graph a second time"
 
@@ -167,6 +167,8 @@ class ClosedForms:
         self.d2y_db2_dw1 = 2 * w2 * self.x
         # g = dy/dw2 = 2u·l, differentiated by w1, w2 and b2.
         self.dg = (2 * self.x * (w2 * self.hidden + self.u), 2 * self.hidden**2, 2 * self.hidden)
+        # h = dy/db2 = 2u, differentiated by w1, w2 and b2.
+        self.dh = (2 * w2 * self.x, 2 * self.hidden, 2.0)
 
 
 @pytest.fixture(params=BUILDS)
@@ -201,11 +203,12 @@ def test_derivatives_at_gives_dy_db2_and_its_derivative_by_w1(case) -> None:
     assert leaf_grads(net) == (None, None, None)
 
 
-def test_accumulate_both_adds_the_gradients_of_y_and_g(case) -> None:
+def test_accumulate_three_adds_the_gradients_of_y_g_and_h(case) -> None:
     net, x, by_hand = case
-    assert accumulate_both(net, x) is None
-    for parameter, dy, dg in zip(net.parameters(), by_hand.dy, by_hand.dg, strict=True):
-        _close(parameter.grad, dy + dg)
-    accumulate_both(net, x)  # a second call adds the same again
-    for parameter, dy, dg in zip(net.parameters(), by_hand.dy, by_hand.dg, strict=True):
-        _close(parameter.grad, 2 * (dy + dg))
+    assert accumulate_three(net, x) is None
+    sums = [sum(parts) for parts in zip(by_hand.dy, by_hand.dg, by_hand.dh, strict=True)]
+    for parameter, total in zip(net.parameters(), sums, strict=True):
+        _close(parameter.grad, total)
+    accumulate_three(net, x)  # a second call adds the same again
+    for parameter, total in zip(net.parameters(), sums, strict=True):
+        _close(parameter.grad, 2 * total)

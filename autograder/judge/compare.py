@@ -451,6 +451,11 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
             for mistake in expected.get("mistakes", [])
             if _returns(name, mistake["result"], got, arguments)
         ]
+        if measurement.get("written_in") is True:
+            raise FailedCheckError(
+                f"{failure}\nLikely cause: "
+                f"{_written_in('the result', 'compute it from the arguments with autograd')}."
+            ) from None
         number = _made_a_number(expected["result"], got, measurement.get("making_numbers"))
         rounded = _paired_tensors(expected["result"], got)
         if not causes and rounded and (float32 := _rounded_to_float32(rounded, measurement)):
@@ -668,8 +673,12 @@ def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
 
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
-    known = _zeroing_first(
-        _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]), measurement
+    known = _how_counted_twice(
+        _zeroing_first(
+            _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]),
+            measurement,
+        ),
+        measurement,
     )
     for label, want_tree, got_tree, kept in zip(
         expected["leaves"],
@@ -720,6 +729,11 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 )
             )
         problem = want is not None and mismatch(want, got, [], [])
+        if problem and _written_in_grad(expected["leaves"], measurement, label):
+            raise FailedCheckError(
+                f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: "
+                f"{_written_in(f'{label}.grad', 'let backward add the gradients')}."
+            )
         if problem:
             causes = known or [
                 ".grad adds up over backward calls; check which results you call .backward() on, and that "
@@ -729,12 +743,43 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
 
 
+def _written_in(what: str, advice: str) -> str:
+    """Why a value is wrong where the code wrote its numbers in (torch.full_like(x, 12.5), a literal
+    tensor): nothing was computed from the arguments, so it has no graph and fits one network at most."""
+    return (
+        f"{what} is numbers written in (torch.full_like, torch.tensor of values), not computed from the "
+        f"arguments: it has no graph, and fits at most the one network whose numbers they are; {advice}"
+    )
+
+
+def _written_in_grad(labels: list[str], measurement: dict, label: str) -> bool:
+    """Whether the code wrote numbers in as `label`'s .grad, where the probe saw it make that tensor."""
+    written = measurement.get("grads_written_in")
+    return isinstance(written, list) and len(written) == len(labels) and written[labels.index(label)] is True
+
+
 def _zeroing_first(causes: list[str], measurement: dict) -> list[str]:
     """The causes, those that zero or clear .grad first where the code does (zero_grad(), .grad = None):
-    of two mistakes that leave the same .grad, the code shows which one it makes."""
+    of two mistakes that leave the same .grad, the code shows which one it makes. Where the code zeroes
+    nothing, a cause that says .grad was zeroed is not its mistake, and is dropped if another remains."""
     if not measurement.get("zeroes_grads"):
-        return causes
+        kept = [cause for cause in causes if "zeroed" not in cause]
+        return kept or causes
     return sorted(causes, key=lambda cause: "zero" not in cause)
+
+
+def _how_counted_twice(causes: list[str], measurement: dict) -> list[str]:
+    """The causes, a gradient "counted twice" told how, as the code shows: where it writes to .grad itself,
+    it added there what a backward had already added; else backward ran on that result twice, or on a sum
+    that holds it twice."""
+    if measurement.get("writes_grads"):
+        how = "your code adds to .grad itself what a backward had already added; leave that to backward."
+    else:
+        how = (
+            "backward ran twice on it (two calls, or backward(create_graph=True) and another), or it is "
+            "twice in what backward ran on (such as 2 * g or g + g). Run backward once on each result."
+        )
+    return [f"{cause[:-1]}: {how}" if cause.endswith("counted twice.") else cause for cause in causes]
 
 
 def _what_fills_grad(measurement: dict) -> str:
@@ -940,6 +985,8 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
     rules = measurement.get("rules") if isinstance(measurement.get("rules"), dict) else {}
     cause = "; or ".join(causes) or _constant_otherwise(measurement)
+    if measurement.get("written_in") is True:
+        cause = _written_in("the result", "compute it from the arguments with autograd")
     if constant:
         raise FailedCheckError(
             f"The result of {name} does not require grad: it has no graph, so no gradient can flow back to "

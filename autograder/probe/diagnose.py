@@ -455,19 +455,53 @@ class TensorsMade(TorchFunctionMode):
     tensor or drops it: a leaf an answer made and left in a reference cycle, a gradient a backward
     computed for nothing, or a float32 tensor made among float64 ones. Notes too whether torch.tensor
     copied a tensor (`copies_tensors`), which cuts it from the graph, where of plain numbers it cuts
-    nothing."""
+    nothing, and which tensors hold numbers written in (`written_in`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tensors: list[torch.Tensor] = []
         self.copies_tensors = False
+        self._written: set[int] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is torch.tensor and any(True for _ in _tensors_in(args[:1])):
             self.copies_tensors = True
         result = func(*args, **(kwargs or {}))
-        self.tensors.extend(_tensors_in(result))
+        made = list(_tensors_in(result))
+        self.tensors.extend(made)
+        if self._writes_numbers(func, args, kwargs):
+            self._written.update(id(tensor) for tensor in made)
         return result
+
+    def _writes_numbers(self, func, args, kwargs) -> bool:
+        """Whether `func` makes its tensor of numbers written in: a factory of given values, or an operation
+        on such tensors and plain numbers alone (torch.ones_like(l) * 12.5)."""
+        if getattr(func, "__name__", None) in _WRITING_NUMBERS:
+            # torch.tensor(t) of a tensor copies values computed from the inputs: those are not written in.
+            return func not in {torch.tensor, torch.as_tensor} or not any(True for _ in _tensors_in(args[:1]))
+        inputs = list(_tensors_in((args, kwargs or {})))
+        return bool(inputs) and all(id(tensor) in self._written for tensor in inputs)
+
+    def written_in(self, tensor) -> bool:
+        """Whether the code made `tensor` of numbers written in, computing nothing from its inputs."""
+        return isinstance(tensor, torch.Tensor) and id(tensor) in self._written
+
+
+# torch calls that make a tensor of the values they are given, whatever the inputs' values.
+_WRITING_NUMBERS = {
+    "tensor",
+    "as_tensor",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+    "new_tensor",
+    "new_full",
+    "new_ones",
+    "new_zeros",
+}
 
 
 # Calls that make a tensor of a lower precision than float64, as the feedback spells them, by the name the
@@ -1141,6 +1175,8 @@ def known_error_hint_for(error: Exception, function) -> str:
     where the code shows neither."""
     if _UNUSED in str(error):
         return _unused_hint(function)
+    if _FREED in str(error) and _records_and_frees(function):
+        return _RECORDS_AND_FREES
     if _FREED in str(error) and (hint := _backward_again_after_create_graph(function)):
         return hint
     if _NO_GRAPH not in str(error):
@@ -1205,6 +1241,34 @@ def _unused_hint(function) -> str:
         else ""
     )
     return f"{_ERROR_HINTS[_UNUSED]}{copy}"
+
+
+# Why a graph is found freed where a gradient call passes create_graph=True and retain_graph=False.
+_RECORDS_AND_FREES = (
+    "\nLikely cause: a gradient call passes create_graph=True with retain_graph=False: it records the "
+    "gradient's graph for the next derivative, and frees the forward's saved tensors that graph is built on, "
+    "so the next pass through it fails. Leave retain_graph out: it defaults to create_graph."
+)
+
+
+def _records_and_frees(function) -> bool:
+    """Whether `function`'s own code makes a gradient call (torch.autograd.grad or .backward) that passes
+    create_graph, not as a false constant, and retain_graph=False: a recorded gradient whose graph is freed
+    as it is made."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    instructions = list(dis.get_instructions(code))
+    for n in range(len(instructions)):
+        keywords = _keyword_names(code, instructions, n)
+        values = instructions[max(n - len(keywords), 0) : n]
+        if not {"create_graph", "retain_graph"} <= set(keywords) or len(values) != len(keywords):
+            continue
+        given = dict(zip(keywords, values, strict=True))
+        create, retain = given["create_graph"], given["retain_graph"]
+        if retain.opname == "LOAD_CONST" and retain.argval is False:
+            return create.opname != "LOAD_CONST" or bool(create.argval)
+    return False
 
 
 def _backward_again_after_create_graph(function) -> str:

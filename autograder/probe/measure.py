@@ -511,6 +511,8 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     # A leaf the answer made and left in a cycle is out of its result's reach: only `made` still sees it.
     cycle = diagnose.tensor_in_a_gradient_cycle([t for _, t in leaves] + made.tensors)
     measurement["gradient_cycle"] = cycle is not None
+    measurement["written_in"] = bool(tensors) and all(made.written_in(tensor) for tensor in tensors)
+    measurement["grads_written_in"] = [made.written_in(leaf.grad) for _, leaf in leaves]
     if cycle is not None:
         measurement["cycle_in"] = {
             "label": next((label for label, leaf in leaves if leaf is cycle), None),
@@ -521,6 +523,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     if _holds_a_number(result):
         measurement["making_numbers"] = diagnose.calls_making_numbers(used)
     measurement["zeroes_grads"] = diagnose.zeroes_grads(used)
+    measurement["writes_grads"] = used.stores_grad
     measurement["reshaping"] = diagnose.reshaping_calls(used)
     measurement["float32_made"] = diagnose.float32_made(made.tensors, args, used)
     wanted = request["flow"]

@@ -1,15 +1,15 @@
-"""Lesson 00: hidden_gradient, derivatives_at and accumulate_both, written otherwise."""
+"""Lesson 00: hidden_gradient, derivatives_at and accumulate_three, written otherwise."""
 
 from grading_pipeline import rewrites_of
 
 LESSON = "00_grad_vs_backward"
 
 _GRAD_OF_HIDDEN = "(f,) = torch.autograd.grad(y, hidden, create_graph=True)"
-_BOTH_BACKWARDS = "g.backward(retain_graph=True)\n    y.backward()"
+_THREE_BACKWARDS = "g.backward(retain_graph=True)\n    h.backward(retain_graph=True)\n    y.backward()"
 
 _hidden = rewrites_of("hidden_gradient")
 _derivatives = rewrites_of("derivatives_at")
-_accumulate = rewrites_of("accumulate_both")
+_accumulate = rewrites_of("accumulate_three")
 
 
 ALTERNATIVES = [
@@ -61,15 +61,21 @@ def derivatives_at(net, x):
     w1, b2 = parameters["linear1.weight"].detach(), parameters["linear2.bias"].detach()
     return first(w1, b2), second(w1, b2)''',
     ),
-    _accumulate("accumulate_y_first", (_BOTH_BACKWARDS, "y.backward(retain_graph=True)\n    g.backward()")),
-    _accumulate("accumulate_in_one_backward", (_BOTH_BACKWARDS, "torch.autograd.backward([g, y])")),
-    _accumulate("accumulate_the_sum", (_BOTH_BACKWARDS, "(y + g).sum().backward()")),
+    _accumulate(
+        "accumulate_y_first",
+        (
+            _THREE_BACKWARDS,
+            "y.backward(retain_graph=True)\n    h.backward(retain_graph=True)\n    g.backward()",
+        ),
+    ),
+    _accumulate("accumulate_in_one_backward", (_THREE_BACKWARDS, "torch.autograd.backward([g, h, y])")),
+    _accumulate("accumulate_the_sum", (_THREE_BACKWARDS, "(y + g + h).sum().backward()")),
     _accumulate(
         "accumulate_in_place_by_hand",
         (
-            _BOTH_BACKWARDS,
+            _THREE_BACKWARDS,
             "parameters = list(net.parameters())\n"
-            "    gradients = torch.autograd.grad((y + g).sum(), parameters)\n"
+            "    gradients = torch.autograd.grad((y + g + h).sum(), parameters)\n"
             "    for parameter, gradient in zip(parameters, gradients):\n"
             "        if parameter.grad is None:\n"
             "            parameter.grad = torch.zeros_like(parameter)\n"
@@ -80,11 +86,20 @@ def derivatives_at(net, x):
     _accumulate(
         "accumulate_into_new_tensors_by_hand",
         (
-            _BOTH_BACKWARDS,
+            _THREE_BACKWARDS,
             "parameters = list(net.parameters())\n"
-            "    gradients = torch.autograd.grad((y + g).sum(), parameters)\n"
+            "    gradients = torch.autograd.grad((y + g + h).sum(), parameters)\n"
             "    for parameter, gradient in zip(parameters, gradients):\n"
             "        parameter.grad = gradient if parameter.grad is None else parameter.grad + gradient",
+        ),
+    ),
+    # g and h from two calls of their own, the first keeping the graph for the second.
+    _accumulate(
+        "accumulate_g_and_h_by_two_calls",
+        (
+            "g, h = torch.autograd.grad(y, [net.linear2.weight, net.linear2.bias], create_graph=True)",
+            "(g,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)\n"
+            "    (h,) = torch.autograd.grad(y, net.linear2.bias, create_graph=True)",
         ),
     ),
 ]

@@ -7,7 +7,7 @@ LESSON = "00_grad_vs_backward"
 _FIRST = r"dy/dw1\s+computed\s+([\d.]+)[^\n]*\nd²y/dw1²"  # section 7's dy/dw1, printed above d²y/dw1²
 _SECOND = r"d²y/dw1²\s+computed\s+([\d.]+)"
 _DERIVATIVES = r"derivatives_at: "  # section 12 runs the exercise's functions on the lesson's network
-_SUMMED = r"accumulate_both's \.grad: "
+_SUMMED = r"accumulate_three's \.grad: "
 
 CLAIMS = [
     Claim(r"weights `w1 = (\d+)`", r"\bw1 = (\d+), w2"),

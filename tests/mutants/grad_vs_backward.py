@@ -1,4 +1,4 @@
-"""Lesson 00: mistakes in hidden_gradient, derivatives_at and accumulate_both."""
+"""Lesson 00: mistakes in hidden_gradient, derivatives_at and accumulate_three."""
 
 from grading_pipeline import mistakes_in
 
@@ -8,15 +8,16 @@ LESSON = "00_grad_vs_backward"
 
 _HIDDEN = "hidden_gradient_differentiable"
 _DERIVATIVES = "derivatives_at_values"
-_ACCUMULATE = "accumulate_both_grads"
+_ACCUMULATE = "accumulate_three_grads"
 
 _GRAD_OF_HIDDEN = "(f,) = torch.autograd.grad(y, hidden, create_graph=True)"
 _SECOND_OF_HIDDEN = "(curvature,) = torch.autograd.grad(f, hidden, create_graph=True)"
 _FIRST = "(first,) = torch.autograd.grad(y, b2, create_graph=True)"
 _SECOND = "(second,) = torch.autograd.grad(first, w1)"
-_GRAD_OF_W2 = "(g,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)"
-_BOTH_BACKWARDS = "g.backward(retain_graph=True)\n    y.backward()"
+_G_AND_H = "g, h = torch.autograd.grad(y, [net.linear2.weight, net.linear2.bias], create_graph=True)"
 _G_BACKWARD = "g.backward(retain_graph=True)"
+_H_BACKWARD = "h.backward(retain_graph=True)"
+_THREE_BACKWARDS = f"{_G_BACKWARD}\n    {_H_BACKWARD}\n    y.backward()"
 
 _hidden = mistakes_in("hidden_gradient", frozenset({_HIDDEN}))
 
@@ -24,7 +25,7 @@ _hidden = mistakes_in("hidden_gradient", frozenset({_HIDDEN}))
 _derivatives = mistakes_in("derivatives_at", frozenset({_DERIVATIVES}))
 
 
-_accumulate = mistakes_in("accumulate_both", frozenset({_ACCUMULATE}))
+_accumulate = mistakes_in("accumulate_three", frozenset({_ACCUMULATE}))
 
 
 MUTANTS = [
@@ -108,11 +109,11 @@ MUTANTS = [
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.bias, create_graph=True)"),
         says="the second call differentiates f with respect to b2, not the hidden value l",
     ),
-    # 2·w2 written by hand: f differentiated by b2, shaped like hidden.
+    # 2·w2 written by hand: the factor w2 that differentiating u by l brings is missing.
     _hidden(
         "hidden_by_hand_with_respect_to_b2",
         answer="def hidden_gradient(net, x):\n    return 2 * net.linear2.weight\n",
-        says="f = 2u·w2 is differentiated with respect to b2, not the hidden value l",
+        says="2·w2 is one factor w2 short",
     ),
     # Right in value, but hidden.grad holds a gradient whose graph leads back to hidden: a cycle never freed.
     _hidden(
@@ -150,6 +151,21 @@ MUTANTS = [
         "hidden_builds_its_own_network",
         (_GRAD_OF_HIDDEN, "hidden, y = TinyNet().double()(make_input().double())\n    " + _GRAD_OF_HIDDEN),
         says="computed from tensors other than the arguments (a network or a tensor made inside",
+    ),
+    # retain_graph=False beside create_graph=True: f's graph is freed as it is made.
+    _hidden(
+        "hidden_records_and_frees",
+        (
+            _GRAD_OF_HIDDEN,
+            _GRAD_OF_HIDDEN.replace("create_graph=True", "create_graph=True, retain_graph=False"),
+        ),
+        says=("passes create_graph=True with retain_graph=False", "Leave retain_graph out"),
+    ),
+    # The lesson's value written in: right on the visible test, but with no graph.
+    _hidden(
+        "hidden_writes_the_number_in",
+        ("return curvature", "return torch.full_like(hidden, 12.5)"),
+        says="the result is numbers written in",
     ),
     _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
     # derivatives_at: autograd.grad twice, the first recorded.
@@ -213,26 +229,26 @@ MUTANTS = [
     # The visible test uses the lesson's network; the hidden ones draw random weights.
     _derivatives(
         "derivatives_hard_code_the_lesson_numbers",
-        says="that `random_net` builds",
+        says=("that `random_net` builds", "the result is numbers written in"),
         answer='''def derivatives_at(net, x):
     """The numbers of the lesson's network, whatever the network."""
     return torch.tensor([72.0], dtype=torch.float64), torch.tensor([[20.0]], dtype=torch.float64)''',
     ),
-    # accumulate_both: one shared graph kept for the second backward, and .grad left to add up.
+    # accumulate_three: one shared graph kept for every backward but the last, and .grad left to add up.
     _accumulate(
         "accumulate_forgets_retain_graph",
-        (_G_BACKWARD, "g.backward()"),
+        (_H_BACKWARD, "h.backward()"),
         says=("after they have already been freed). Likely cause:", "pass retain_graph=True"),
     ),
-    # .grad replaced, or cleared first: right from empty .grad, wrong from the second test's .grad of 1.
+    # .grad replaced, or cleared first: right from empty .grad, wrong from the first test's .grad of 1.
     _accumulate(
         "accumulate_replaces_the_grad",
         answer=(
-            "def accumulate_both(net, x):\n"
+            "def accumulate_three(net, x):\n"
             "    _, y = net(x)\n"
-            "    (g,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)\n"
+            "    g, h = torch.autograd.grad(y, [net.linear2.weight, net.linear2.bias], create_graph=True)\n"
             "    parameters = list(net.parameters())\n"
-            "    gradients = torch.autograd.grad((y + g).sum(), parameters)\n"
+            "    gradients = torch.autograd.grad((y + g + h).sum(), parameters)\n"
             "    for parameter, gradient in zip(parameters, gradients):\n"
             "        parameter.grad = gradient\n"
         ),
@@ -244,32 +260,38 @@ MUTANTS = [
     ),
     _accumulate(
         "accumulate_zeroes_afterwards",
-        (_BOTH_BACKWARDS, _BOTH_BACKWARDS + "\n    net.zero_grad()"),
+        (_THREE_BACKWARDS, _THREE_BACKWARDS + "\n    net.zero_grad()"),
         says="or .grad was cleared (zero_grad(), .grad = None) after the backward calls",
     ),
     _accumulate(
         "accumulate_forgets_create_graph", (", create_graph=True", ""), says="pass create_graph=True"
     ),
-    # g without a graph, added to y: its backward adds nothing, and only y's gradient is left.
+    # g and h without a graph, added to y: their backward adds nothing, and only y's gradient is left.
     _accumulate(
-        "accumulate_sums_a_constant_g",
+        "accumulate_sums_constant_g_and_h",
         (", create_graph=True", ", retain_graph=True"),
-        (_BOTH_BACKWARDS, "(y + g).backward()"),
+        (_THREE_BACKWARDS, "(y + g + h).sum().backward()"),
         says="only y's gradient was added",
     ),
     # g written out under torch.no_grad(): a constant, whose part of the backward adds nothing.
     _accumulate(
         "accumulate_g_under_no_grad",
-        (_GRAD_OF_W2, "with torch.no_grad():\n        g = 2 * net.linear2(net.linear1(x)) * net.linear1(x)"),
-        (_BOTH_BACKWARDS, "(y + g).sum().backward()"),
-        says="or written out by hand under torch.no_grad()",
+        (
+            _G_AND_H,
+            "(h,) = torch.autograd.grad(y, net.linear2.bias, create_graph=True)\n"
+            "    with torch.no_grad():\n"
+            "        g = 2 * net.linear2(net.linear1(x)) * net.linear1(x)",
+        ),
+        (_THREE_BACKWARDS, "(y + g + h).sum().backward()"),
+        says="or g has no graph (computed without create_graph=True, detached, or under torch.no_grad())",
     ),
-    # Both gradients added by hand with add_, to a .grad that is None before any backward.
+    # The three gradients added by hand with add_, to a .grad that is None before any backward.
     _accumulate(
         "accumulate_add_to_a_none_grad",
         (
-            _BOTH_BACKWARDS,
-            "for p, gradient in zip(net.parameters(), torch.autograd.grad(y + g, list(net.parameters()))):\n"
+            _THREE_BACKWARDS,
+            "for p, gradient in zip(net.parameters(), torch.autograd.grad((y + g + h).sum(), "
+            "list(net.parameters()))):\n"
             "        p.grad.add_(gradient)",
         ),
         says="such as p.grad.add_(g): .grad is None until a first backward fills it",
@@ -277,124 +299,132 @@ MUTANTS = [
     # inputs= without b2: b2's .grad stays None, or keeps what an earlier backward left.
     _accumulate(
         "accumulate_leaves_the_bias_out_of_inputs",
-        (_BOTH_BACKWARDS, "(y + g).backward(inputs=[net.linear1.weight, net.linear2.weight])"),
+        (_THREE_BACKWARDS, "(y + g + h).sum().backward(inputs=[net.linear1.weight, net.linear2.weight])"),
         says="backward's inputs= list leaves out parameters (here b2)",
     ),
-    # Only y's backward lists its inputs, without b2: b2's .grad gets g's gradient alone.
+    # Only y's backward lists its inputs, without b2: b2's .grad gets g's and h's gradients alone.
     _accumulate(
         "accumulate_leaves_the_bias_out_of_y_inputs",
         ("y.backward()", "y.backward(inputs=[net.linear1.weight, net.linear2.weight])"),
-        says="y's backward has an inputs= list that leaves out b2",
-    ),
-    # Only g's backward lists its inputs, w2 alone: w1 and b2 get y's gradient alone.
-    _accumulate(
-        "accumulate_lists_only_w2_in_g_inputs",
-        (_G_BACKWARD, "g.backward(inputs=[net.linear2.weight], retain_graph=True)"),
-        says="g's backward has an inputs= list that leaves out w1 and b2",
     ),
     _accumulate(
         "accumulate_g_with_respect_to_b2",
-        (_GRAD_OF_W2, "(g,) = torch.autograd.grad(y, net.linear2.bias, create_graph=True)"),
+        (_G_AND_H, _G_AND_H.replace("[net.linear2.weight, net.linear2.bias]", "[net.linear2.bias] * 2")),
         says="g is the gradient with respect to b2, not w2",
     ),
-    # g read from w2.grad, which is then cleared: y's gradient by w2 goes with it.
     _accumulate(
-        "accumulate_g_from_cleared_w2_grad",
-        answer=(
-            "def accumulate_both(net, x):\n"
-            "    _, y = net(x)\n"
-            "    y.backward(create_graph=True, inputs=[net.linear2.weight])\n"
-            "    g = net.linear2.weight.grad\n"
-            "    net.linear2.weight.grad = None\n"
-            "    g.backward(retain_graph=True)\n"
-            "    y.backward(inputs=[net.linear1.weight, net.linear2.bias])\n"
-        ),
-        says="w2.grad holds g's gradient alone",
+        "accumulate_h_with_respect_to_w2",
+        (_G_AND_H, _G_AND_H.replace("[net.linear2.weight, net.linear2.bias]", "[net.linear2.weight] * 2")),
+        says="h is the gradient with respect to w2, not b2",
     ),
     _accumulate(
         "accumulate_subtracts_g",
-        (_BOTH_BACKWARDS, "(y - g).backward()"),
+        (_THREE_BACKWARDS, "(y - g + h).sum().backward()"),
         says="g's gradient is subtracted",
     ),
-    # Section 8's pair: f = dy/dl in place of g = dy/dw2.
+    # Section 8's f = dy/dl in place of g = dy/dw2.
     _accumulate(
         "accumulate_g_with_respect_to_hidden",
-        answer=(
-            "def accumulate_both(net, x):\n"
-            "    hidden, y = net(x)\n"
-            "    (g,) = torch.autograd.grad(y, hidden, create_graph=True)\n"
-            "    g.backward(retain_graph=True)\n"
-            "    y.backward()\n"
-        ),
+        ("_, y = net(x)", "hidden, y = net(x)"),
+        (_G_AND_H, _G_AND_H.replace("net.linear2.weight,", "hidden,")),
         says="g is the gradient with respect to the hidden value l (section 8's f), not w2",
     ),
     _accumulate(
         "accumulate_g_with_respect_to_w1",
-        (_GRAD_OF_W2, "(g,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True)"),
+        (_G_AND_H, _G_AND_H.replace("net.linear2.weight,", "net.linear1.weight,")),
         says="g is the gradient with respect to w1, not w2",
     ),
-    # g read from w2.grad after y.backward(create_graph=True): each weight's .grad holds a graph leading
+    # g and h read from .grad after y.backward(create_graph=True): each weight's .grad holds a graph leading
     # back to the weight.
     _accumulate(
         "accumulate_g_through_backward",
         answer=(
-            "def accumulate_both(net, x):\n"
+            "def accumulate_three(net, x):\n"
             "    _, y = net(x)\n"
             "    y.backward(create_graph=True)\n"
-            "    net.linear2.weight.grad.backward()\n"
+            "    net.linear2.weight.grad.backward(retain_graph=True)\n"
+            "    net.linear2.bias.grad.backward()\n"
         ),
         says="leaks memory: net.linear1.weight.grad holds a gradient whose graph leads back",
     ),
-    # g read from w2.grad, then y's backward again: y.backward(create_graph=True) had already added y's
-    # gradient, and g's backward, without retain_graph, freed the graph the second one needs.
+    # g and h read from .grad, then y's backward again: y.backward(create_graph=True) had already added
+    # y's gradient, and h's backward, without retain_graph, freed the graph the last one needs.
     _accumulate(
         "accumulate_g_through_backward_then_y_again",
-        (_GRAD_OF_W2, "y.backward(create_graph=True, retain_graph=True)\n    g = net.linear2.weight.grad"),
-        (_G_BACKWARD, "g.backward()"),
+        (
+            _G_AND_H,
+            "y.backward(create_graph=True, retain_graph=True)\n"
+            "    g, h = net.linear2.weight.grad, net.linear2.bias.grad",
+        ),
+        (_H_BACKWARD, "h.backward()"),
         says="already adds its gradient to .grad: calling backward on the same result again adds it a second",
     ),
     _accumulate(
+        "accumulate_forgets_h_backward",
+        (f"\n    {_H_BACKWARD}", ""),
+        says="h's gradient is missing: call h.backward() too",
+    ),
+    _accumulate(
+        "accumulate_forgets_y_backward",
+        (_THREE_BACKWARDS, f"{_G_BACKWARD}\n    h.backward()"),
+        says="y's gradient is missing: call y.backward() too.",
+    ),
+    _accumulate(
         "accumulate_zeroes_between",
-        (_G_BACKWARD, f"{_G_BACKWARD}\n    net.zero_grad()"),
-        says="Likely cause: .grad was zeroed after g's backward, before y's",
+        (_H_BACKWARD, f"{_H_BACKWARD}\n    net.zero_grad()"),
+        says="only y's gradient is left: .grad was zeroed or assigned",
+    ),
+    # .grad set to None by hand rather than by zero_grad(): an assignment, named as one.
+    _accumulate(
+        "accumulate_assigns_none_between",
+        (_G_BACKWARD, f"{_G_BACKWARD}\n    for p in net.parameters():\n        p.grad = None"),
+        says="only y's and h's gradient is left: .grad was zeroed or assigned",
     ),
     _accumulate(
         "accumulate_backward_on_y_twice",
         (_G_BACKWARD, f"y.backward(retain_graph=True)\n    {_G_BACKWARD}"),
-        says="y's gradient was added twice",
+        says=("y's gradient was counted twice", "backward ran twice on it"),
     ),
     _accumulate(
-        "accumulate_adds_by_hand",
+        "accumulate_h_doubled",
+        (_H_BACKWARD, "(2 * h).backward(retain_graph=True)"),
+        says=("h's gradient was counted twice", "twice in what backward ran on (such as 2 * g"),
+    ),
+    # h's gradient added by hand after h.backward() had added it.
+    _accumulate(
+        "accumulate_adds_h_by_hand_too",
         (
-            _BOTH_BACKWARDS,
-            f"{_G_BACKWARD}\n"
-            "    from_g = [p.grad.clone() for p in net.parameters()]\n"
-            "    y.backward()\n"
-            "    for p, gradient in zip(net.parameters(), from_g):\n"
+            _H_BACKWARD,
+            f"{_H_BACKWARD}\n"
+            "    parameters = list(net.parameters())\n"
+            "    gradients = torch.autograd.grad(h.sum(), parameters, retain_graph=True)\n"
+            "    for p, gradient in zip(parameters, gradients):\n"
             "        p.grad += gradient",
         ),
+        says=("h's gradient was counted twice", "your code adds to .grad itself"),
     ),
     _accumulate(
         "accumulate_with_autograd_grad",
-        (_BOTH_BACKWARDS, "torch.autograd.grad(g + y, list(net.parameters()))"),
+        (_THREE_BACKWARDS, "torch.autograd.grad((y + g + h).sum(), list(net.parameters()))"),
         says="nothing was added to .grad: torch.autograd.grad returns gradients without storing them",
     ),
     _accumulate(
         "accumulate_returns_the_gradients",
-        (_BOTH_BACKWARDS, f"{_BOTH_BACKWARDS}\n    return [p.grad for p in net.parameters()]"),
+        (_THREE_BACKWARDS, f"{_THREE_BACKWARDS}\n    return [p.grad for p in net.parameters()]"),
         says="it should return None",
     ),
     _accumulate(
         "accumulate_hard_codes_the_lesson_numbers",
-        answer='''def accumulate_both(net, x):
+        says="net.linear1.weight.grad is numbers written in",
+        answer='''def accumulate_three(net, x):
     """The .grad of the lesson's network, whatever the network."""
-    net.linear1.weight.grad = torch.tensor([[1248.0]], dtype=torch.float64)
-    net.linear2.weight.grad = torch.tensor([[1152.0]], dtype=torch.float64)
-    net.linear2.bias.grad = torch.tensor([96.0], dtype=torch.float64)''',
+    net.linear1.weight.grad = torch.tensor([[1268.0]], dtype=torch.float64)
+    net.linear2.weight.grad = torch.tensor([[1176.0]], dtype=torch.float64)
+    net.linear2.bias.grad = torch.tensor([98.0], dtype=torch.float64)''',
     ),
     _accumulate(
         "patches_the_checks",
-        ("def accumulate_both", patch_the_checks("def accumulate_both")),
+        ("def accumulate_three", patch_the_checks("def accumulate_three")),
         (f"{_G_BACKWARD}\n    ", ""),
     ),
 ]
@@ -404,7 +434,8 @@ INSTRUCTIONS = {
     "return `d²y/dl²`": "hidden_returns_the_first_derivative",
     "as a tensor autograd can differentiate again": "hidden_forgets_create_graph",
     "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
-    "Prefer `torch.autograd.grad`, called twice at `hidden`": "hidden_gradient_by_torch_func",
+    "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
+    "decide for each call whether it needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
     "every later gradient call through `hidden`, even `torch.autograd.grad`, fills `hidden.grad` again": (
@@ -416,11 +447,12 @@ INSTRUCTIONS = {
     "the first shaped like `b2`, (1,)": "derivatives_squeeze_the_results",
     "the second like `w1`, (1, 1)": "derivatives_second_with_respect_to_b2",
     "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
-    "add to every parameter's `.grad` the gradient of `y` and the gradient of `g = dy/dw2`": (
+    "add to every parameter's `.grad` the gradients of `y`, of `g = dy/dw2` and of": (
         "accumulate_with_autograd_grad"
     ),
+    "`h = dy/db2`, by backward calls": "accumulate_forgets_h_backward",
     "and return None": "accumulate_returns_the_gradients",
-    "pass `retain_graph=True` to the first": "accumulate_forgets_retain_graph",
+    "pass `retain_graph=True` to every backward call through": "accumulate_forgets_retain_graph",
     "never zero `.grad` in between": "accumulate_zeroes_between",
-    "Prefer `torch.autograd.grad` for `g`": "accumulate_g_through_backward",
+    "Prefer `torch.autograd.grad` for `g` and `h`": "accumulate_g_through_backward",
 }
