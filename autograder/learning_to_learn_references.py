@@ -104,6 +104,11 @@ def support_points_with_y_squeezed(task: tuple) -> tuple:
     return task[0], task[1].squeeze(-1)
 
 
+def swapped_support_points(task: tuple) -> tuple:
+    """The support points with inputs and targets swapped, (y, x)."""
+    return task[1], task[0]
+
+
 def query_points_with_y_squeezed(task: tuple) -> tuple:
     """The query points, y_query squeezed to a vector, which broadcasts against the column of outputs."""
     return task[2], task[3].squeeze(-1)
