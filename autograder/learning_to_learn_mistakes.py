@@ -409,11 +409,6 @@ META_LOSS_MISTAKES = {
     "network's own, dict(net.named_parameters()).": (
         lambda net, tasks, lr: task_losses(net, tasks, lr, chained=True).mean()
     ),
-    "meta_loss steps by a gradient that is a constant to autograd, taken without create_graph=True or cut "
-    "from the graph (.detach(), .data), so the meta-gradient misses the Hessian term: step with "
-    "inner_step(net, params, x, y, lr), whose gradient is recorded.": (
-        lambda net, tasks, lr: task_losses(net, tasks, lr, first_order=True).mean()
-    ),
     "the tasks' losses are added up (.sum()); the meta-loss is their mean.": (
         lambda net, tasks, lr: task_losses(net, tasks, lr).sum()
     ),

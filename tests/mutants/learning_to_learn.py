@@ -370,7 +370,7 @@ MUTANTS = [
             "        grads = torch.autograd.grad(support, list(params.values()))\n"
             "        adapted = {name: p - lr * g for (name, p), g in zip(params.items(), grads)}",
         ),
-        says="meta_loss steps by a gradient that is a constant to autograd",
+        says="it takes a gradient without create_graph=True",
     ),
     _meta(
         "meta_loss_halves_each_query_loss",
