@@ -168,16 +168,26 @@ def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module
     params = dict(net.named_parameters())
     given = dict(params)
     before = [param.detach().clone() for param in params.values()]
+    versions = [param._version for param in net.parameters()]
     adapted = inner_step(net, params, x, y, lr)
     if not all(torch.equal(param, old) for param, old in zip(net.parameters(), before, strict=True)):
+        # Writing through .data leaves a tensor's version counter as it was; an in-place operation on it
+        # (-=, under torch.no_grad() to be allowed) counts one.
+        counted = any(param._version != old for param, old in zip(net.parameters(), versions, strict=True))
+        how = "with -= under torch.no_grad()" if counted else "through .data"
         raise AnswerRefusedError(
-            "inner_step changed the network's own parameters in place (.data, or -= under torch.no_grad()): "
-            "leave params as they are, and return new tensors, params - lr * gradient"
+            f"inner_step changed the network's own parameters in place, {how}: leave params as they are, "
+            "and return new tensors, params - lr * gradient"
         )
-    if adapted is params or params.keys() != given.keys() or any(params[n] is not given[n] for n in given):
+    if params.keys() != given.keys() or any(params[n] is not given[n] for n in given):
         raise AnswerRefusedError(
-            "inner_step changed the dict params it was given (params[name] = ...) or returned it: return a "
-            "new dict and leave params as it was, since meta_loss hands every task the same one"
+            "inner_step changed the dict params it was given (params[name] = ...): return a new dict and "
+            "leave params as it was, since meta_loss hands every task the same one"
+        )
+    if adapted is params:
+        raise AnswerRefusedError(
+            "inner_step returns the dict params it was given: return a new dict, "
+            "{name: params[name] - lr * gradient}"
         )
     _refuse_a_half_step(inner_step, net, dict(zip(params, before, strict=True)), x, y, lr, adapted)
     return by_name(adapted, params)

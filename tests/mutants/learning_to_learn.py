@@ -69,7 +69,7 @@ MUTANTS = [
             "        param.data -= lr * grad\n"
             "    return params",
         ),
-        says="changed the network's own parameters in place",
+        says="changed the network's own parameters in place, through .data",
     ),
     _inner(
         "inner_step_updates_in_place_without_grad",
@@ -81,7 +81,7 @@ MUTANTS = [
             "            param -= lr * grad\n"
             "    return params",
         ),
-        says="changed the network's own parameters in place",
+        says="changed the network's own parameters in place, with -= under torch.no_grad()",
     ),
     _inner(
         "inner_step_fills_grad_with_backward",
