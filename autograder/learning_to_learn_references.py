@@ -104,6 +104,11 @@ def support_points_with_y_squeezed(task: tuple) -> tuple:
     return task[0], task[1].squeeze(-1)
 
 
+def swapped_support_points(task: tuple) -> tuple:
+    """The support points with inputs and targets swapped, (y, x)."""
+    return task[1], task[0]
+
+
 def query_points_with_y_squeezed(task: tuple) -> tuple:
     """The query points, y_query squeezed to a vector, which broadcasts against the column of outputs."""
     return task[2], task[3].squeeze(-1)
@@ -116,18 +121,17 @@ def pooled_points(task: tuple) -> tuple:
 
 
 def task_losses(
-    net, tasks, lr, steps=1, adapt_on=support_points, judge_on=query_points, chained=False, first_order=False
+    net, tasks, lr, steps=1, adapt_on=support_points, judge_on=query_points, chained=False
 ) -> torch.Tensor:
     """Each task's query loss after one step from the network's own parameters; the other arguments make
     the usual mistakes: another count of steps, other points to adapt on or to judge, the tasks adapted
-    one after another, the step's gradient a constant (first_order)."""
+    one after another."""
     own = dict(net.named_parameters())
     start, losses = own, []
     for task in tasks:
         params = start
         for _ in range(steps):
-            at = {name: param.detach() for name, param in params.items()} if first_order else params
-            params = stepped_by_torch_func(net, *adapt_on(task), lr, params, at)
+            params = stepped_by_torch_func(net, *adapt_on(task), lr, params)
         losses.append(mse(params, net, *judge_on(task)))
         start = params if chained else own
     return torch.stack(losses)

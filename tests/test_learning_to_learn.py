@@ -10,6 +10,7 @@ import pytest
 import torch
 from alternatives import ALTERNATIVES
 from grading_pipeline import solution_answers
+from in_process import judged
 from torch import autograd, nn
 from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
@@ -201,6 +202,42 @@ def test_meta_loss_is_measured_on_the_query_points_not_the_support_points() -> N
     adapted = inner_step(net, dict(net.named_parameters()), x, y, 0.1)
     torch.testing.assert_close(on_query, mse(functional_call(net, adapted, (x_query,)), y_query))
     assert not torch.isclose(on_query, mse(functional_call(net, adapted, (x,)), y))
+
+
+_RECORDED = "grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)"
+_META_LOSS_STEPPING_FIRST_ORDER = """def meta_loss(net, tasks, lr):
+    params = dict(net.named_parameters())
+    losses = []
+    for x, y, x_query, y_query in tasks:
+        loss = ((functional_call(net, params, (x,)) - y) ** 2).mean()
+        grads = torch.autograd.grad(loss, list(params.values()))
+        adapted = {name: p - lr * g for (name, p), g in zip(params.items(), grads, strict=True)}
+        losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())
+    return torch.stack(losses).mean()"""
+
+
+def _meta_loss_messages(answers: dict[str, str]) -> list[str]:
+    """The messages of the meta_loss cell's failed checks on the answer, the first first."""
+    return [
+        j.verdict.message
+        for j in judged(LESSON, answers)
+        if j.cell == "meta_loss_on_query_points" and not j.verdict.passed
+    ]
+
+
+def test_a_meta_loss_repeating_its_inner_steps_slip_loses_its_point() -> None:
+    """meta_loss is judged with a right inner_step in place of the answer's. Beside a first-order inner_step,
+    a meta_loss writing the same first-order step again equals a right meta_loss around that inner_step: it
+    loses its point for its own step all the same, while a right meta_loss keeps its point."""
+    answers = solution_answers(LESSON)
+    first_order = answers["inner_step"].replace(_RECORDED, _RECORDED.replace(", create_graph=True", ""))
+    assert first_order != answers["inner_step"]
+    repeating = _meta_loss_messages(
+        answers | {"inner_step": first_order, "meta_loss": _META_LOSS_STEPPING_FIRST_ORDER}
+    )
+    assert repeating, "a meta_loss stepping first-order keeps its point"
+    assert "it takes a gradient without create_graph=True" in " ".join(repeating[0].split())
+    assert _meta_loss_messages(answers | {"inner_step": first_order}) == []
 
 
 def _is_a_definition(node: ast.stmt) -> bool:

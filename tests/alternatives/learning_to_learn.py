@@ -115,6 +115,20 @@ ALTERNATIVES = [
     return sum(losses) / len(losses)''',
     ),
     _meta_loss(
+        "meta_loss_calling_inner_step_by_keywords",
+        answer='''def meta_loss(net, tasks, lr):
+    """inner_step called with its arguments named, through a name of its own."""
+    params = dict(net.named_parameters())
+    losses = []
+    for x, y, x_query, y_query in tasks:
+        adapted = one_step(net=net, params=params, x=x, y=y, lr=lr)
+        losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean())
+    return torch.stack(losses).mean()
+
+
+one_step = inner_step''',
+    ),
+    _meta_loss(
         "meta_loss_with_python_sum",
         answer='''def meta_loss(net, tasks, lr):
     """Python's sum over a generator of query losses, over the number of tasks."""

@@ -9,14 +9,12 @@ LESSON = "08_learning_to_learn"
 _VALUE = "inner_step_value"
 _META_GRADIENT = "inner_step_meta_gradient"
 _META_LOSS = "meta_loss_on_query_points"
-_THROUGH_THE_STEP = frozenset({_META_GRADIENT, _META_LOSS})
-_ALL = frozenset({_VALUE, _META_GRADIENT, _META_LOSS})
-# Right wherever params are the network's own, as in meta_loss: steps from other parameters show it.
-_FROM_OTHER_PARAMS = frozenset({_VALUE, _META_GRADIENT})
-# The meta_loss cell names a slip of the inner_step it calls as inner_step's.
-_IN_INNER_STEP = "fix inner_step first"
-# ... and, where its values are right, the meta-gradient through it.
-_META_GRADIENT_IN_INNER_STEP = "whose meta-gradient fails its own tests: fix inner_step first"
+# meta_loss's cell calls meta_loss with a right inner_step in place of the answer's: a slip of inner_step
+# loses inner_step's cells alone.
+_THROUGH_THE_STEP = frozenset({_META_GRADIENT})
+_ALL = frozenset({_VALUE, _META_GRADIENT})
+# Right wherever params are the network's own: steps from other parameters show it.
+_FROM_OTHER_PARAMS = _ALL
 
 _GRADS = "grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)"
 _STEP = "param - lr * grad"
@@ -39,20 +37,20 @@ MUTANTS = [
         "inner_step_without_create_graph",
         _THROUGH_THE_STEP,
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
-        says=("create_graph=True", _META_GRADIENT_IN_INNER_STEP),
+        says="create_graph=True",
     ),
     # Spelled out, create_graph=False is the same as leaving it out, and named the same.
     _inner(
         "inner_step_passes_create_graph_false",
         _THROUGH_THE_STEP,
         (_GRADS, _GRADS.replace("create_graph=True", "create_graph=False")),
-        says=("a gradient without create_graph=True", _IN_INNER_STEP),
+        says="a gradient without create_graph=True",
     ),
     _inner(
         "inner_step_runs_the_network_on_its_own_parameters",
         _FROM_OTHER_PARAMS,
         (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
-        says="it differentiates params, which its support loss does not reach: run the network on params",
+        says="inner_step runs the network on its own parameters (net(x)), so its support loss does not reach",
     ),
     _inner(
         "inner_step_detaches_the_adapted_parameters",
@@ -60,10 +58,8 @@ MUTANTS = [
         (_STEP, "(param - lr * grad).detach()"),
         says=".detach()",
     ),
-    _inner(
-        "inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says=("climbs", _IN_INNER_STEP)
-    ),
-    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says=("leaves out lr", _IN_INNER_STEP)),
+    _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says="climbs"),
+    _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says="leaves out lr"),
     _inner(
         "inner_step_updates_data_in_place",
         _ALL,
@@ -73,7 +69,7 @@ MUTANTS = [
             "        param.data -= lr * grad\n"
             "    return params",
         ),
-        says=("changed the network's own parameters in place", "which fails its own tests", _IN_INNER_STEP),
+        says="changed the network's own parameters in place, through .data",
     ),
     _inner(
         "inner_step_updates_in_place_without_grad",
@@ -85,13 +81,13 @@ MUTANTS = [
             "            param -= lr * grad\n"
             "    return params",
         ),
-        says=("changed the network's own parameters in place", _IN_INNER_STEP),
+        says="changed the network's own parameters in place, with -= under torch.no_grad()",
     ),
     _inner(
         "inner_step_fills_grad_with_backward",
         _ALL,
         (_GRADS, "loss.backward(create_graph=True)\n    grads = [param.grad for param in params.values()]"),
-        says=("which should stay None", _IN_INNER_STEP),
+        says="which should stay None",
     ),
     _inner(
         "patches_the_checks",
@@ -103,7 +99,7 @@ MUTANTS = [
         "inner_step_sums_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y) ** 2).sum()"),
-        says=("the support loss adds the squared errors up (.sum())", _IN_INNER_STEP),
+        says="the support loss adds the squared errors up (.sum())",
     ),
     _inner(
         "inner_step_differentiates_the_networks_own_parameters",
@@ -118,22 +114,22 @@ MUTANTS = [
         says="the gradient is taken at the network's own parameters, not at params",
     ),
     # Right in every value, but the caller's dict now holds the adapted parameters: meta_loss's next task
-    # starts from them.
+    # would start from them.
     _inner(
         "inner_step_overwrites_the_params_dict",
-        {_VALUE, _META_LOSS},
+        {_VALUE},
         (
             _RETURN,
             "    for (name, param), grad in zip(list(params.items()), grads, strict=True):\n"
             "        params[name] = param - lr * grad\n    return params",
         ),
-        says=("inner_step changed the dict params it was given", _IN_INNER_STEP),
+        says="inner_step changed the dict params it was given",
     ),
     _inner(
         "inner_step_differentiates_net_parameters",
         _FROM_OTHER_PARAMS,
         (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
-        says="it differentiates the network's own parameters, where its support loss is computed from params",
+        says="inner_step differentiates the network's own parameters (net.parameters())",
     ),
     # params ignored altogether: the network's own weights are run and differentiated.
     _inner(
@@ -147,50 +143,46 @@ MUTANTS = [
         "inner_step_detaches_the_gradient",
         _THROUGH_THE_STEP,
         (_STEP, "param - lr * grad.detach()"),
-        says=_META_GRADIENT_IN_INNER_STEP,
+        says="`.detach()`",
     ),
-    # Right in value, but the step's direct path back to params is cut: the meta_loss cell, whose
-    # meta_loss is right, names inner_step.
+    # Right in value, but the step's direct path back to params is cut.
     _inner(
         "inner_step_detaches_the_parameter",
         _THROUGH_THE_STEP,
         (_STEP, "param.detach() - lr * grad"),
-        says=("the code computing it uses `.detach()`", _META_GRADIENT_IN_INNER_STEP),
+        says="the code computing it uses `.detach()`",
     ),
     _inner(
         "inner_step_takes_the_mean_absolute_error",
         _ALL,
         (_SUPPORT_LOSS, "loss = (functional_call(net, params, (x,)) - y).abs().mean()"),
-        says=("the support loss is the mean absolute error", _IN_INNER_STEP),
+        says="the support loss is the mean absolute error",
     ),
     _inner(
         "inner_step_steps_only_the_weights",
         _ALL,
         (_STEP, "(param - lr * grad if name.endswith('weight') else param)"),
-        says=(
-            "only the weights take the step; every entry of params takes it, the biases too",
-            _IN_INNER_STEP,
-        ),
+        says="only the weights take the step; every entry of params takes it, the biases too",
     ),
     _inner(
         "inner_step_halves_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
-        says=("the support loss is halved (0.5 * ...) or lr is", _IN_INNER_STEP),
+        says="its support loss is halved (0.5 * ...), which halves the step",
     ),
-    # Halving lr gives the same numbers as halving the loss: the cause names both.
+    # Halving lr gives the same numbers as halving the loss: the loss inner_step differentiates tells which.
     _inner(
         "inner_step_halves_lr",
         _ALL,
         (_STEP, "param - lr / 2 * grad"),
-        says=("the step is half its size", "or lr is (lr / 2)", _IN_INNER_STEP),
+        says="it halves lr (lr / 2), which halves the step",
     ),
     # retain_graph keeps the graph, but the gradient stays a constant: the message tells the two apart.
     _inner(
         "inner_step_retains_the_graph_in_place_of_creating_it",
         _THROUGH_THE_STEP,
         (_GRADS, _GRADS.replace("create_graph=True", "retain_graph=True")),
-        says=("retain_graph=True is no substitute", _META_GRADIENT_IN_INNER_STEP),
+        says="retain_graph=True is no substitute",
     ),
     _inner(
         "inner_step_steps_under_no_grad",
@@ -238,7 +230,7 @@ MUTANTS = [
         "inner_step_squeezes_the_target",
         _ALL,
         (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (x,)) - y.squeeze()) ** 2).mean()"),
-        says=("the support loss mixes a vector of shape (K,)", _IN_INNER_STEP),
+        says="the support loss mixes a vector of shape (K,)",
     ),
     # The mirror of inner_step_differentiates_the_networks_own_parameters: the gradient at params, the
     # step from the network's own.
@@ -264,7 +256,18 @@ MUTANTS = [
             _GRADS,
             "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
         ),
-        says="gives None for them with allow_unused=True",
+        says=("differentiates the network's own parameters", "allow_unused=True gives None for each"),
+    ),
+    # ... and takes None for zero: params come back unchanged, for the same cause.
+    _inner(
+        "inner_step_differentiates_net_parameters_taking_none_for_zero",
+        _FROM_OTHER_PARAMS,
+        (
+            _GRADS,
+            "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
+        ),
+        (_STEP, "param - lr * (0 if grad is None else grad)"),
+        says="it returns params unchanged, as inner_step differentiates the network's own parameters",
     ),
     # net(x) with allow_unused=True: every gradient of params is None, taken for zero, and params come back.
     _inner(
@@ -273,7 +276,7 @@ MUTANTS = [
         (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
         (_GRADS, _GRADS.replace("create_graph=True", "create_graph=True, allow_unused=True")),
         (_STEP, "param - lr * (0 if grad is None else grad)"),
-        says="inner_step returns params unchanged",
+        says="it returns params unchanged, as inner_step runs the network on its own parameters (net(x))",
     ),
     # torch.tensor(lr) is float32: off in the 7th digit, which no cut of the graph explains.
     _inner(
@@ -281,6 +284,25 @@ MUTANTS = [
         _ALL,
         (_SUPPORT_LOSS, f"lr = torch.tensor(lr)\n    {_SUPPORT_LOSS}"),
         says="your code makes a float32 tensor (with `torch.tensor(...)`)",
+    ),
+    _inner(
+        "inner_step_swaps_x_and_y",
+        _ALL,
+        (_SUPPORT_LOSS, "loss = ((functional_call(net, params, (y,)) - x) ** 2).mean()"),
+        says="the support loss runs the network on the targets y and compares its outputs with the inputs x",
+    ),
+    # .backward() fills the .grad of params' entries; clearing the network's own hides it from params that
+    # are the network's, not from others.
+    _inner(
+        "inner_step_fills_grad_and_clears_the_networks",
+        _FROM_OTHER_PARAMS,
+        (
+            _GRADS,
+            "loss.backward(create_graph=True)\n"
+            "    grads = [param.grad for param in params.values()]\n"
+            "    net.zero_grad()",
+        ),
+        says="inner_step filled the .grad of the entries of params, which should stay None",
     ),
     _inner(
         "inner_step_returns_a_list",
@@ -327,7 +349,7 @@ MUTANTS = [
     _meta(
         "meta_loss_writes_in_0_1",
         (_ADAPT, "adapted = inner_step(net, params, x, y, 0.1)"),
-        says="the learning rate is written in as 0.1, not lr",
+        says="the step's learning rate is 0.1 written in, not lr",
     ),
     _meta(
         "meta_loss_gathers_the_losses_with_torch_tensor",
@@ -348,7 +370,7 @@ MUTANTS = [
             "        grads = torch.autograd.grad(support, list(params.values()))\n"
             "        adapted = {name: p - lr * g for (name, p), g in zip(params.items(), grads)}",
         ),
-        says="If inner_step passes its own tests, the slip is in meta_loss",
+        says="it takes a gradient without create_graph=True",
     ),
     _meta(
         "meta_loss_halves_each_query_loss",
@@ -391,6 +413,11 @@ MUTANTS = [
         "meta_loss_squeezes_the_query_target",
         (_QUERY, "functional_call(net, adapted, (x_query,)) - y_query.squeeze()"),
         says="each task's query loss mixes a vector of shape (n,)",
+    ),
+    _meta(
+        "meta_loss_swaps_x_and_y",
+        (_ADAPT, "adapted = inner_step(net, params, y, x, lr)"),
+        says="the step adapts on the support points with inputs and targets swapped",
     ),
     _meta(
         "meta_loss_swaps_support_and_query_points",
@@ -443,7 +470,7 @@ MUTANTS = [
     _meta(
         "meta_loss_chains_the_tasks",
         (_ADAPT, "params = adapted = inner_step(net, params, x, y, lr)"),
-        says="starts from the parameters the previous task's step left",
+        says="meta_loss hands each task the parameters the previous task's step left",
     ),
     # The caller takes the meta-gradient: meta_loss takes none, with .backward() or otherwise.
     _meta(
@@ -461,6 +488,7 @@ INSTRUCTIONS = {
         "inner_step_runs_the_network_on_its_own_parameters"
     ),
     "recorded so that the step can be differentiated again": "inner_step_without_create_graph",
+    "with `torch.autograd.grad`": "inner_step_fills_grad_with_backward",
     "return `{name: params[name] - lr * gradient}`": "inner_step_climbs_the_gradient",
     "no `.data`": "inner_step_updates_data_in_place",
     "no `-=` under `torch.no_grad()`": "inner_step_updates_in_place_without_grad",
@@ -470,7 +498,7 @@ INSTRUCTIONS = {
     "with one gradient step of size `lr`": "meta_loss_takes_two_inner_steps",
     "on the support points `(x, y)`": "meta_loss_adapts_on_the_query_points",
     "prefer it to writing the step again": "meta_loss_steps_with_torch_func_itself",
-    "measure the mean squared error of `functional_call(net, adapted, (x_query,))` against `y_query`": (
+    "measure the mean squared error of the network run on the adapted parameters at `x_query`": (
         "meta_loss_without_the_step"
     ),
     "Return the mean of these losses over the tasks": "meta_loss_sums_over_the_tasks",
