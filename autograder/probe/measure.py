@@ -521,6 +521,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     if _holds_a_number(result):
         measurement["making_numbers"] = diagnose.calls_making_numbers(used)
     measurement["zeroes_grads"] = diagnose.zeroes_grads(used)
+    measurement["takes_abs"] = diagnose.takes_absolute_values(used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
     measurement["float32_made"] = diagnose.float32_made(made.tensors, args, used)
     wanted = request["flow"]
