@@ -98,8 +98,8 @@ _MORE_THAN_ONCE = (
 
 
 _NEVER = (
-    "f's second derivative was never applied: the gradient was not differentiated again (returning the "
-    "gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, never does). Take the "
+    "f's second derivative was never applied: the gradient was not differentiated again, as with a "
+    "finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, which only approximates H·v. Take the "
     "gradient with create_graph=True and differentiate it once more, with grad_outputs=v."
 )
 

@@ -151,6 +151,19 @@ MUTANTS = [
         ),
         says="f's second derivative was never applied",
     ),
+    # Section 2's forward difference: off by about εv·∇(H·v), enough for the values to fail as well.
+    _hvp(
+        "hvp_by_forward_difference",
+        _HVP_ALL,
+        (
+            _HVP_FIRST + "\n    " + _HVP_SECOND,
+            "eps = 1e-6\n"
+            "    ahead = (x + eps * v).requires_grad_()\n"
+            "    slopes = [torch.autograd.grad(f(p), p)[0] for p in (ahead, x)]\n"
+            "    product = (slopes[0] - slopes[1]) / eps",
+        ),
+        says="a finite difference",
+    ),
     # The product is right, but x.grad holds a gradient whose graph holds x: a reference cycle.
     _hvp(
         "hvp_backward_then_autograd_grad",
@@ -506,4 +519,6 @@ INSTRUCTIONS = {
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
+    "section 2's forward difference fails the first check as well": "hvp_by_forward_difference",
+    "a central one": "hvp_by_finite_difference",
 }
