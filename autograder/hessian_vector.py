@@ -31,7 +31,10 @@ WEIGHTED_BY_ONES = (
     "the gradient is differentiated with grad_outputs of ones (or summed), which gives H·(1, ..., 1); "
     "weight it by v: grad_outputs=v."
 )
-THE_GRADIENT = "the result is ∇f(x), the gradient: differentiate it once more, with grad_outputs=v."
+THE_GRADIENT = (
+    "the result is ∇f(x), the gradient, which is also the derivative of ∇f·v with respect to v: "
+    "differentiate the gradient once more, with respect to x, with grad_outputs=v."
+)
 WEIGHTED_BY_X = (
     "the gradient is differentiated with grad_outputs=x, which gives H·x; weight it by v: grad_outputs=v."
 )
@@ -98,9 +101,10 @@ _MORE_THAN_ONCE = (
 
 
 _NEVER = (
-    "f's second derivative was never applied: the gradient was not differentiated again, as with a "
-    "finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, which only approximates H·v. Take the "
-    "gradient with create_graph=True and differentiate it once more, with grad_outputs=v."
+    "f's second derivative was never applied: the gradient was not differentiated again with respect to x, "
+    "as when hvp returns the gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, "
+    "which only approximates H·v. Take the gradient with create_graph=True and differentiate it once more, "
+    "with grad_outputs=v."
 )
 
 

@@ -227,6 +227,15 @@ MUTANTS = [
         says="x and v are swapped: the result is H(v)·x",
     ),
     _hvp(
+        "hvp_differentiates_with_respect_to_v",
+        _HVP_ALL,
+        (
+            _HVP_SECOND,
+            "v = v.detach().requires_grad_()\n    (product,) = torch.autograd.grad((grad_x * v).sum(), v)",
+        ),
+        says="the derivative of ∇f·v with respect to v",
+    ),
+    _hvp(
         "hvp_dots_the_gradient_with_x",
         _HVP_ALL,
         (_HVP_SECOND, "(product,) = torch.autograd.grad((grad_x * x).sum(), x)"),
