@@ -90,6 +90,10 @@ SQUARED_NORM = (
     "the norm is squared before 1 is subtracted, (‖∇‖² - 1)², as when the gradient's squares are summed "
     "without a square root; take the norm itself: gradients.norm(dim=1)."
 )
+ABSOLUTE_FOR_NORM = (
+    "each element of the gradients is taken in absolute value (.abs()) in place of each point's norm, so "
+    "every element is pulled towards 1 on its own; take each point's norm: gradients.norm(dim=1)."
+)
 L1_NORM = (
     "the norm is the sum of absolute values (L1); the penalty uses the Euclidean norm: gradients.norm(dim=1)."
 )
@@ -166,6 +170,10 @@ PENALTY_MISTAKES = {
     L1_NORM: _where_features(
         True, lambda critic, points: ((gradients_by_hand(critic, points).abs().sum(dim=1) - 1) ** 2).mean()
     ),
+    # With one feature, each point's gradient is one element, whose absolute value is its norm: no slip.
+    ABSOLUTE_FOR_NORM: _where_features(
+        True, lambda critic, points: ((gradients_by_hand(critic, points).abs() - 1) ** 2).mean()
+    ),
     MEAN_SCORE: lambda critic, points: ((norms_by_hand(critic, points) / len(points) - 1) ** 2).mean(),
     TIMES_LAMBDA: lambda critic, points: 10 * penalty_by_hand(critic, points),
     ONE_SIDED: lambda critic, points: ((norms_by_hand(critic, points) - 1).clamp(min=0) ** 2).mean(),
@@ -192,6 +200,9 @@ LINE_MISTAKES = {
         True, lambda critic, points: ((len(points) ** 0.5 * critic.weight.detach().abs() - 1) ** 2).mean()
     ),
     L1_NORM: _where_features(True, lambda critic, points: (critic.weight.detach().abs().sum() - 1) ** 2),
+    ABSOLUTE_FOR_NORM: _where_features(
+        True, lambda critic, points: ((critic.weight.detach().abs() - 1) ** 2).mean()
+    ),
     MEAN_SCORE: lambda critic, points: (_norm_of_w(critic) / len(points) - 1) ** 2,
     TIMES_LAMBDA: lambda critic, points: 10 * (_norm_of_w(critic) - 1) ** 2,
     ONE_SIDED: lambda critic, points: (_norm_of_w(critic) - 1).clamp(min=0) ** 2,

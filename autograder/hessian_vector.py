@@ -22,7 +22,7 @@ def gradient_by_torch(f, x, v):
     return torch.autograd.functional.vjp(f, x)[1]
 
 
-# What eight usual mistakes return, so that a wrong result equal to one of them is named.
+# What the usual mistakes return, so that a wrong result equal to one of them is named.
 GRAD_ADDS_UP = (
     "hvp returns x.grad after two .backward() calls, and .grad adds up: it holds ∇f(x) + H·v. "
     "torch.autograd.grad returns the second derivative without storing anything."
@@ -31,7 +31,10 @@ WEIGHTED_BY_ONES = (
     "the gradient is differentiated with grad_outputs of ones (or summed), which gives H·(1, ..., 1); "
     "weight it by v: grad_outputs=v."
 )
-THE_GRADIENT = "the result is ∇f(x), the gradient: differentiate it once more, with grad_outputs=v."
+THE_GRADIENT = (
+    "the result is ∇f(x), the gradient, which is also the derivative of ∇f·v with respect to v: "
+    "differentiate the gradient once more, with respect to x, with grad_outputs=v."
+)
 WEIGHTED_BY_X = (
     "the gradient is differentiated with grad_outputs=x, which gives H·x; weight it by v: grad_outputs=v."
 )
@@ -52,6 +55,18 @@ TIMES_V_AGAIN = (
     "the result is a number, vᵀHv: H·v multiplied by v once more. Return the vector H·v, the double "
     "backward's result as it is."
 )
+SWAPPED = (
+    "x and v are swapped: the result is H(v)·x, the Hessian at v applied to x. Differentiate at x (a copy "
+    "that requires grad, x.detach().requires_grad_()) and weight by v: grad_outputs=v."
+)
+DOTTED_WITH_X = (
+    "the gradient is dotted with x, not v: the derivative of ∇f·x is H·x + ∇f (x is in both factors). Dot "
+    "it with v, (grad_x * v).sum(), or pass grad_outputs=v."
+)
+DOT_SQUARED = (
+    "the dot product ∇f·v is squared before it is differentiated, which multiplies H·v by 2(∇f·v). "
+    "Differentiate the dot product itself, (grad_x * v).sum(), or pass grad_outputs=v."
+)
 HVP_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
@@ -61,6 +76,9 @@ HVP_MISTAKES = {
     TIMES_V: lambda f, x, v: gradient_by_torch(f, x, v) * v,
     GRADIENT_SQUARED: lambda f, x, v: gradient_by_torch(f, x, v) * (gradient_by_torch(f, x, v) @ v),
     TIMES_V_AGAIN: lambda f, x, v: vhp_by_torch(f, x, v) @ v,
+    SWAPPED: lambda f, x, v: vhp_by_torch(f, v, x),
+    DOTTED_WITH_X: lambda f, x, v: vhp_by_torch(f, x, x) + gradient_by_torch(f, x, v),
+    DOT_SQUARED: lambda f, x, v: 2 * (gradient_by_torch(f, x, v) @ v) * vhp_by_torch(f, x, v),
 }
 
 # One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied
@@ -83,9 +101,10 @@ _MORE_THAN_ONCE = (
 
 
 _NEVER = (
-    "f's second derivative was never applied: the gradient was not differentiated again (returning the "
-    "gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, never does). Take the "
-    "gradient with create_graph=True and differentiate it once more, with grad_outputs=v."
+    "f's second derivative was never applied: the gradient was not differentiated again with respect to x, "
+    "as when hvp returns the gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, "
+    "which only approximates H·v. Take the gradient with create_graph=True and differentiate it once more, "
+    "with grad_outputs=v."
 )
 
 

@@ -462,6 +462,8 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
             raise FailedCheckError(f"{failure}\n{float32}") from None
         if not causes and number:
             raise FailedCheckError(f"{failure}\nLikely cause: {number}") from None
+        if not causes and (absolute := _absolute_value_taken(expected["result"], got, measurement)):
+            raise FailedCheckError(f"{str(failure).split(chr(10), 1)[0]}\n{absolute}") from None
         if not causes:
             # Close to the right value is a cause too, but only where no known mistake explains it.
             want, near = expected["result"], _node(got)
@@ -478,7 +480,7 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
             raise
         # A known mistake's cause replaces the generic hint the comparison may have added.
         headline = str(failure).split("\n", 1)[0]
-        listed = "\n".join(_one_of(causes))
+        listed = "\n".join(_one_of(_absolute_value_first(causes, measurement)))
         raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
 
 
@@ -780,6 +782,32 @@ def _how_counted_twice(causes: list[str], measurement: dict) -> list[str]:
             "twice in what backward ran on (such as 2 * g or g + g). Run backward once on each result."
         )
     return [f"{cause[:-1]}: {how}" if cause.endswith("counted twice.") else cause for cause in causes]
+
+
+def _absolute_value_first(causes: list[str], measurement: dict) -> list[str]:
+    """The causes, only those that take an absolute value where the code does (.abs()) and one of them
+    is among them: of two mistakes that give the same result (|d| and d agree wherever d > 0), the code
+    shows which one it makes."""
+    absolute = [cause for cause in causes if "absolute value" in cause]
+    return absolute if measurement.get("takes_abs") and absolute else causes
+
+
+def _absolute_value_taken(want: dict, got: dict, measurement: dict) -> str:
+    """Why a result is wrong where the code takes an absolute value and the result is the expected one's
+    absolute value: the .abs(), which turns its negative values positive, rather than a flipped sign. ""
+    otherwise."""
+    near = _node(got)
+    if not measurement.get("takes_abs") or "tensor" not in want or not isinstance(near, torch.Tensor):
+        return ""
+    expected = want["tensor"]
+    if near.shape != expected.shape or near.dtype != expected.dtype:
+        return ""
+    if not torch.allclose(near.detach(), expected.abs(), rtol=1e-6, atol=1e-9):
+        return ""
+    return (
+        "Likely cause: the .abs() in your code: the result is the right one's absolute value, positive where "
+        "it should be negative. Keep the sign: remove the .abs()."
+    )
 
 
 def _what_fills_grad(measurement: dict) -> str:

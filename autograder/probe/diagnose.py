@@ -139,6 +139,9 @@ def _read(code: types.CodeType, used: NamesUsed, route: int, autograd: tuple | N
     names = set(code.co_names)
     if "detach" in names and _detaches_only_into_leaves(instructions):
         names = (names - {"detach"}) | {_FRESH_LEAF}
+    if names & _NO_RECORDING and _no_recording_only_copies(instructions):
+        # x0 = x.detach().clone() under torch.no_grad() is a value either way: the block cuts nothing.
+        names -= _NO_RECORDING
     names.update(f"{k}=" for k in _keywords_passed(code, instructions))
     if route == _OWN:
         used.loaded_by_name.update(i.argval for i in instructions if i.opname in {"LOAD_GLOBAL", "LOAD_NAME"})
@@ -343,6 +346,54 @@ def ways_out_of_the_graph(function, used: NamesUsed, args: tuple = (), copies_te
         "copies_in_setup_context": copies,
         "computed_in_setup_context": _computed(used.in_setup_context),
     }
+
+
+# The context managers under which autograd records nothing.
+_NO_RECORDING = {"no_grad", "inference_mode"}
+# What may run under them in a block that only copies tensors: loads, stores, calls, and the copying calls.
+_PLUMBING = {
+    "LOAD_FAST",
+    "LOAD_CONST",
+    "STORE_FAST",
+    "POP_TOP",
+    "NOP",
+    "PRECALL",
+    "CALL",
+    "CACHE",
+    "KW_NAMES",
+}
+
+
+def _no_recording_only_copies(instructions: list[dis.Instruction]) -> bool:
+    """Whether every torch.no_grad() (or inference_mode()) block in a code object's `instructions` (not
+    its nested functions') does nothing but copy tensors (x0 = x.detach().clone(), w = v.clone()): such a
+    copy is a value without history whether autograd records or not, so the block cuts nothing that a
+    copy outside it would not. False where there is no such block, or one computes anything else."""
+    blocks = [
+        n
+        for n, i in enumerate(instructions)
+        if i.opname == "BEFORE_WITH"
+        and any(j.argval in _NO_RECORDING for j in instructions[max(n - 4, 0) : n])
+    ]
+    return bool(blocks) and all(_copies_only(instructions, n) for n in blocks)
+
+
+def _copies_only(instructions: list[dis.Instruction], n: int) -> bool:
+    """Whether the body of the with block whose BEFORE_WITH is instructions[n] only copies tensors: its
+    instructions, up to the exit, which runs on the with statement's own line, are loads, stores, calls
+    and the copying methods (or torch.clone)."""
+    line = instructions[n].positions.lineno
+    body = []
+    for instruction in instructions[n + 2 :]:
+        if instruction.positions.lineno == line:
+            break
+        body.append(instruction)
+    return bool(body) and all(
+        i.opname in _PLUMBING
+        or (i.opname in {"LOAD_METHOD", "LOAD_ATTR"} and i.argval in _COPYING.keys() - {"copy_"})
+        or (i.opname == "LOAD_GLOBAL" and i.argval == "torch")
+        for i in body
+    )
 
 
 # Calls that give a new tensor with the values of another, as the feedback spells them: in setup_context,
@@ -561,6 +612,13 @@ def zeroes_grads(used: NamesUsed) -> bool:
     helpers: where two known mistakes leave the same .grad, one that zeroes it is the one this code makes.
     `used` is the code's one walk (`names_used`)."""
     return used.stores_grad or bool(used.own & {"zero_grad", "zero_"})
+
+
+def takes_absolute_values(used: NamesUsed) -> bool:
+    """Whether the code takes an absolute value (.abs(), torch.abs, abs()), following its helpers: where
+    a wrong result is one an absolute value gives, among other mistakes that give it, that is the one this
+    code makes. `used` is the code's one walk (`names_used`)."""
+    return bool(used.own & {"abs", "abs_", "absolute"}) or "abs" in used.loaded_by_name
 
 
 # Calls that change a tensor's shape, as the feedback spells them.
@@ -903,8 +961,24 @@ def known_error_hint(error: Exception) -> str:
         or _changed_in_place_under_vmap(error)
         or _converted_to_a_number(error)
         or _jacobian_built(error)
+        or _float32_among_float64(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
         or _no_batching_rule(error)
+    )
+
+
+def _float32_among_float64(error: Exception) -> str:
+    """Why torch refused to multiply tensors of two dtypes, one of them float32: the code made a float32
+    tensor (.float(), torch.tensor of a Python float, dtype=torch.float32) among the float64 inputs the
+    tests pass, and matrix and vector products take one dtype only."""
+    text = str(error)
+    if "same dtype" not in text or "float" not in text.lower():
+        return ""
+    return (
+        "\nLikely cause: your code makes a float32 tensor (with .float(), dtype=torch.float32, or "
+        "torch.tensor(...) of a value) among the float64 tensors it is given, and torch multiplies "
+        "matrices and vectors of one dtype only. Keep every tensor in the inputs' dtype: no .float(), "
+        "dtype=x.dtype, x.new_tensor(...)."
     )
 
 

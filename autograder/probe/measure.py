@@ -524,6 +524,7 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
         measurement["making_numbers"] = diagnose.calls_making_numbers(used)
     measurement["zeroes_grads"] = diagnose.zeroes_grads(used)
     measurement["writes_grads"] = used.stores_grad
+    measurement["takes_abs"] = diagnose.takes_absolute_values(used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
     measurement["float32_made"] = diagnose.float32_made(made.tensors, args, used)
     wanted = request["flow"]

@@ -24,6 +24,13 @@ ALTERNATIVES = [
     _one_line_hvp("hvp_by_linearize", "torch.func.linearize(torch.func.grad(f), x.detach())[1](v)"),
     _one_line_hvp("hvp_by_autograd_functional_hvp", "torch.autograd.functional.hvp(f, x, v)[1]"),
     _one_line_hvp("hvp_by_autograd_functional_vhp", "torch.autograd.functional.vhp(f, x, v)[1]"),
+    _hvp(
+        "hvp_copies_x_under_no_grad",
+        (
+            "    x = x.detach().requires_grad_()\n",
+            "    with torch.no_grad():\n        start = x.clone()\n    x = start.requires_grad_()\n",
+        ),
+    ),
     _hvp("hvp_of_the_dot_product", (_HVP_SECOND, "(product,) = torch.autograd.grad((grad_x * v).sum(), x)")),
     _penalty(
         "penalty_by_torch_func",

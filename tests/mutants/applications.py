@@ -151,6 +151,19 @@ MUTANTS = [
         ),
         says="f's second derivative was never applied",
     ),
+    # Section 2's forward difference: off by about εv·∇(H·v), enough for the values to fail as well.
+    _hvp(
+        "hvp_by_forward_difference",
+        _HVP_ALL,
+        (
+            _HVP_FIRST + "\n    " + _HVP_SECOND,
+            "eps = 1e-6\n"
+            "    ahead = (x + eps * v).requires_grad_()\n"
+            "    slopes = [torch.autograd.grad(f(p), p)[0] for p in (ahead, x)]\n"
+            "    product = (slopes[0] - slopes[1]) / eps",
+        ),
+        says="a finite difference",
+    ),
     # The product is right, but x.grad holds a gradient whose graph holds x: a reference cycle.
     _hvp(
         "hvp_backward_then_autograd_grad",
@@ -205,6 +218,49 @@ MUTANTS = [
         _HVP_ALL,
         ("return product", "return product @ v"),
         says="the result is a number, vᵀHv",
+    ),
+    # x and v swapped: the Hessian at v, applied to x.
+    _hvp(
+        "hvp_swaps_x_and_v",
+        _HVP_ALL,
+        (_HVP_LEAF, "    x, v = v.detach().requires_grad_(), x\n"),
+        says="x and v are swapped: the result is H(v)·x",
+    ),
+    _hvp(
+        "hvp_differentiates_with_respect_to_v",
+        _HVP_ALL,
+        (
+            _HVP_SECOND,
+            "v = v.detach().requires_grad_()\n    (product,) = torch.autograd.grad((grad_x * v).sum(), v)",
+        ),
+        says="the derivative of ∇f·v with respect to v",
+    ),
+    _hvp(
+        "hvp_dots_the_gradient_with_x",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad((grad_x * x).sum(), x)"),
+        says="the gradient is dotted with x, not v",
+    ),
+    _hvp(
+        "hvp_squares_the_dot_product",
+        _HVP_ALL,
+        (_HVP_SECOND, "(product,) = torch.autograd.grad((grad_x * v).sum() ** 2, x)"),
+        says="the dot product ∇f·v is squared before it is differentiated",
+    ),
+    # torch refuses to multiply the float32 copy by section 2's float64 S.
+    _hvp(
+        "hvp_works_in_float32",
+        _HVP_ALL,
+        (_HVP_LEAF, "    x = x.detach().float().requires_grad_()\n"),
+        says="your code makes a float32 tensor (with .float()",
+    ),
+    # A copy under torch.no_grad() cuts nothing: only the missing create_graph=True is named.
+    _hvp(
+        "hvp_copies_x_under_no_grad_without_create_graph",
+        _HVP_ALL,
+        (_HVP_LEAF, "    with torch.no_grad():\n        start = x.clone()\n    x = start.requires_grad_()\n"),
+        (_HVP_FIRST, "(grad_x,) = torch.autograd.grad(f(x), x)"),
+        says="pass create_graph=True where you take the gradient that you differentiate again.",
     ),
     _hvp("hvp_returns_a_column", _HVP_ALL, ("return product", "return product[:, None]"), says="shape"),
     _hvp(
@@ -321,6 +377,12 @@ MUTANTS = [
         says="the critic is differentiated with respect to its parameters",
     ),
     _penalty(
+        "penalty_abs_in_place_of_the_norm",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.abs() - 1) ** 2).mean()"),
+        says="each element of the gradients is taken in absolute value (.abs()) in place of each point",
+    ),
+    _penalty(
         "penalty_root_mean_square",
         _PENALTY_ALL,
         (_PENALTY_RETURN, "return ((gradients.pow(2).mean(dim=1).sqrt() - 1) ** 2).mean()"),
@@ -425,6 +487,11 @@ MUTANTS = [
         says="f was evaluated away from x",
     ),
     _loss(
+        "loss_takes_the_absolute_value",
+        ("return slope - 2 * x + 1", "return (slope - 2 * x + 1).abs()"),
+        says="the .abs() in your code: the result is the right one's absolute value",
+    ),
+    _loss(
         "loss_returns_a_number",
         ("return slope - 2 * x + 1", "return (slope - 2 * x + 1).item()"),
         says="`.item()` turns the tensor into a Python number, which has no graph",
@@ -461,4 +528,6 @@ INSTRUCTIONS = {
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
+    "section 2's forward difference fails the first check as well": "hvp_by_forward_difference",
+    "a central one": "hvp_by_finite_difference",
 }
