@@ -294,8 +294,8 @@ class _TanhSummingGradOut(_TanhIgnoringGradOut):
 # backward's slips that are no derivative times grad_out, by the Function that makes each: the tests take
 # what they give by running it.
 BACKWARDS_NOT_TIMES_GRAD_OUT = {
-    "backward returns grad_out * 1 - result**2: the derivative needs parentheses, "
-    "grad_out * (1 - result**2)": _TanhWithoutParentheses,
+    "backward returns grad_out * 1 - result**2, which subtracts result**2 from grad_out: grad_out "
+    "multiplies the whole derivative, so the derivative needs parentheses": _TanhWithoutParentheses,
     "backward multiplies by grad_out reduced to one number (.sum()): each element of grad_out weighs its own "
     "element's derivative": _TanhSummingGradOut,
 }

@@ -429,6 +429,12 @@ MUTANTS = [
         says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
     ),
     _tanh(
+        "backward_misses_its_parentheses",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * 1 - result**2"),
+        says="backward returns grad_out * 1 - result**2, which subtracts result**2 from grad_out",
+    ),
+    _tanh(
         "jvp_misses_its_parentheses",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * 1 - result**2"),
