@@ -100,10 +100,21 @@ def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rul
 
 
 def refuse_a_zero_second_derivative(
-    function: type[torch.autograd.Function], rule: str, what: str, first_right: bool, second: torch.Tensor
+    function: type[torch.autograd.Function],
+    rule: str,
+    what: str,
+    first: torch.Tensor,
+    right_first: torch.Tensor,
+    second: torch.Tensor,
 ) -> None:
-    """Name why `what`, a second derivative through `rule`, is 0 beside a right first derivative: the code
-    tells which tensor or call lost it, which a comparison of values alone cannot."""
+    """Name why `what`, a second derivative through `rule`, is 0 beside a first derivative equal to
+    `right_first`: the code tells which tensor or call lost it, which a comparison of values alone cannot.
+    Anything else is left for the comparison to name."""
+    first_right = (
+        isinstance(first, torch.Tensor)
+        and first.shape == right_first.shape
+        and torch.allclose(first, right_first)
+    )
     if first_right and isinstance(second, torch.Tensor) and second.numel() and not second.any():
         cause = why_a_second_derivative_is_zero(function, rule)
         raise AnswerRefusedError(f"{what} is 0 though the first derivative is right: {cause}")

@@ -254,11 +254,18 @@ def test_a_zero_second_derivative_is_refused_with_the_cause_its_code_shows(
     with pytest.raises(
         AnswerRefusedError, match="the Hessian is 0 though the first derivative is right"
     ) as refused:
-        refuse_a_zero_second_derivative(function, rule, "the Hessian", True, torch.zeros(3, 3))
+        refuse_a_zero_second_derivative(
+            function, rule, "the Hessian", torch.ones(3), torch.ones(3), torch.zeros(3, 3)
+        )
     assert cause in str(refused.value)
 
 
 def test_a_nonzero_second_derivative_or_a_wrong_first_one_is_not_refused() -> None:
     function = _tanh_written(_saves_a_clone, _backward, _jvp)
-    refuse_a_zero_second_derivative(function, "backward", "H·v", True, torch.ones(3))
-    refuse_a_zero_second_derivative(function, "backward", "H·v", False, torch.zeros(3))
+    refuse_a_zero_second_derivative(function, "backward", "H·v", torch.ones(3), torch.ones(3), torch.ones(3))
+    refuse_a_zero_second_derivative(
+        function, "backward", "H·v", torch.zeros(3), torch.ones(3), torch.zeros(3)
+    )
+    refuse_a_zero_second_derivative(
+        function, "backward", "H·v", torch.ones(()), torch.ones(3), torch.zeros(3)
+    )
