@@ -3,15 +3,13 @@
 Each slip in writing tanh's derivative is kept here once, as the derivative it gives, so that every test
 cell names it by the same cause, whichever way of differentiating meets it first: a first derivative,
 forward mode, forward over reverse or reverse over forward. What a slip makes of each is derived here from
-that derivative. A check that differentiates Tanh also refuses a wrong forward first: what is
-differentiated then is not tanh, and the forward check names that.
+that derivative. What the checks refuse on the student's side, reading the answer's own Tanh, is in
+tanh_code_reading.
 """
 
 from collections.abc import Callable
 
 import torch
-
-from autograder.probe.refused import AnswerRefusedError
 
 # How either rule may write tanh's derivative wrong, as what it gives at x ({rule}: backward or jvp;
 # {what}: what that rule returns).
@@ -53,23 +51,26 @@ def _times_the_tangent(slope: Callable) -> Callable:
 JVP_SLIPS = {
     cause.format(rule="jvp", what="tangent"): _times_the_tangent(slope) for cause, slope in _SLOPES.items()
 } | {
-    "jvp returns the derivative without multiplying by the tangent: the output's tangent is "
-    "x_t * (1 - result**2)": lambda x, x_t: 1 - torch.tanh(x) ** 2,
-    "jvp returns the tangent x_t as it came: the output's tangent is x_t times tanh's derivative, "
-    "1 - result**2": lambda x, x_t: x_t,
-    "jvp's formula misses its parentheses: x_t * 1 - result**2 subtracts result**2 from the tangent; write "
-    "x_t * (1 - result**2)": lambda x, x_t: x_t - torch.tanh(x) ** 2,
-    "jvp adds the tangent to the derivative; it multiplies: x_t * (1 - result**2)": (
+    "jvp returns the derivative without multiplying by the tangent: the output moves by tanh's derivative "
+    "times how far the input moves, x_t": lambda x, x_t: 1 - torch.tanh(x) ** 2,
+    "jvp returns the tangent x_t as it came: the output moves by tanh's derivative times how far the input "
+    "moves, x_t": lambda x, x_t: x_t,
+    "jvp's formula misses its parentheses: x_t * 1 - result**2 subtracts result**2 from the tangent; the "
+    "tangent multiplies the whole derivative": lambda x, x_t: x_t - torch.tanh(x) ** 2,
+    "jvp adds the tangent to the derivative; it multiplies them": (
         lambda x, x_t: x_t + 1 - torch.tanh(x) ** 2
     ),
-    "jvp applies tanh to the tangent x_t: the output's tangent is x_t * (1 - result**2), with result the "
-    "saved output tanh(x), not tanh(x_t)": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
+    "jvp applies tanh to the tangent x_t: the derivative is read from the saved output tanh(x), and the "
+    "tangent only multiplies it": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
 }
-# A slip the Hessian's unit tangents hide (e_j * e_j = e_j): only a tangent along a random v shows it.
-JVP_SQUARES_ITS_TANGENT = {
-    "jvp multiplies by the tangent twice: the output's tangent is linear in x_t, x_t * (1 - result**2)": (
+# Slips a Jacobian's or a Hessian's unit tangents hide or mistake for another (e_j * e_j = e_j, and e_j sums
+# to 1, as if jvp ignored it): only a tangent along a v whose entries differ and do not sum to 1 shows them.
+JVP_SLIPS_UNIT_TANGENTS_HIDE = {
+    "jvp multiplies by the tangent twice: the output's tangent is linear in x_t, one factor of it": (
         lambda x, x_t: x_t * x_t * (1 - torch.tanh(x) ** 2)
     ),
+    "jvp sums the tangent (x_t.sum()): each output moves with its own input only, so the tangent multiplies "
+    "the derivative element by element, with no sum": lambda x, x_t: x_t.sum() * (1 - torch.tanh(x) ** 2),
 }
 
 # A jvp that changes the saved output in place, which is the caller's output and what backward reads: each
@@ -141,25 +142,6 @@ def tangent_when_backward_gives(slope: Callable) -> Callable:
         return v * (1 - differentiated_as(slope)(x) ** 2)
 
     return tangent
-
-
-def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
-    """Name a forward that does not return tanh(x) before its derivatives are compared: they are the
-    derivatives of another function, and no slip in backward or jvp is to blame for that."""
-    x = x.detach()
-    with torch.no_grad():
-        out = function.apply(x)
-    right = torch.tanh(x)
-    if not (
-        isinstance(out, torch.Tensor)
-        and out.shape == right.shape
-        and out.dtype == right.dtype
-        and torch.allclose(out, right)
-    ):
-        raise AnswerRefusedError(
-            f"forward itself is wrong (see the forward check): {function.__name__}.apply(x) is not tanh(x), "
-            "so its derivatives cannot be tanh's either. Fix forward first"
-        )
 
 
 def _right_slope(x: torch.Tensor) -> torch.Tensor:
@@ -247,7 +229,7 @@ def forward_over_reverse_slips(whole_hessian: bool, dual_numbers: bool = False) 
         if whole_hessian
         else ("H·v", hvp_when_jvp_gives, hvp_when_backward_gives, hvp_when_backward_reads)
     )
-    jvp_slips = JVP_SLIPS if whole_hessian else JVP_SLIPS | JVP_SQUARES_ITS_TANGENT
+    jvp_slips = JVP_SLIPS if whole_hessian else JVP_SLIPS | JVP_SLIPS_UNIT_TANGENTS_HIDE
     return (
         {
             f"{slip}. Forward over reverse starts from that tangent, so {what} is off too.": _with_gradient(
@@ -300,11 +282,22 @@ class _TanhWithoutParentheses(_TanhIgnoringGradOut):
         return grad_out * 1 - result**2
 
 
+class _TanhSummingGradOut(_TanhIgnoringGradOut):
+    """tanh whose backward multiplies by grad_out.sum(), one number; jvp is right."""
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return grad_out.sum() * (1 - result**2)
+
+
 # backward's slips that are no derivative times grad_out, by the Function that makes each: the tests take
 # what they give by running it.
 BACKWARDS_NOT_TIMES_GRAD_OUT = {
-    "backward returns grad_out * 1 - result**2: the derivative needs parentheses, "
-    "grad_out * (1 - result**2)": _TanhWithoutParentheses,
+    "backward returns grad_out * 1 - result**2, which subtracts result**2 from grad_out: grad_out "
+    "multiplies the whole derivative, so the derivative needs parentheses": _TanhWithoutParentheses,
+    "backward multiplies by grad_out reduced to one number (.sum()): each element of grad_out weighs its own "
+    "element's derivative": _TanhSummingGradOut,
 }
 
 
@@ -370,7 +363,7 @@ def reverse_over_forward_slips() -> dict[str, Callable]:
     return (
         {
             f"{slip}. {_FIX_THE_TANGENT}": tangent
-            for slip, tangent in (JVP_SLIPS | JVP_SQUARES_ITS_TANGENT).items()
+            for slip, tangent in (JVP_SLIPS | JVP_SLIPS_UNIT_TANGENTS_HIDE).items()
         }
         | {
             f"{slip}. {_THROUGH_BACKWARD}": tangent_when_backward_gives(slope)
@@ -422,14 +415,6 @@ def _jacfwd_then_jacrev_running(function: type[torch.autograd.Function]) -> Call
     )
 
 
-# A right first derivative with a Hessian of 0: the tangent jvp returned is a constant to reverse mode.
-_TANGENT_CUT = (
-    "the Hessian is 0: the tangent jvp returned has no history for reverse mode to differentiate (see the "
-    "tangent check for where it was cut). Save the output itself and build the tangent with torch operations "
-    "on it."
-)
-
-
 def jacrev_of_jacfwd_slips() -> dict[str, Callable]:
     """What each slip makes of jacfwd of Tanh's sum and of jacrev over it, the Hessian by reverse over
     forward: the first derivative tells jvp's slips apart where their Hessians agree. Named by the words
@@ -445,7 +430,6 @@ def jacrev_of_jacfwd_slips() -> dict[str, Callable]:
         }
         | {
             _IGNORES_GRAD_OUT: _jacfwd_then_jacrev_running(_TanhIgnoringGradOut),
-            _TANGENT_CUT: lambda x, v: (_right_slope(x.detach()), torch.zeros(len(x), len(x), dtype=x.dtype)),
         }
         | {
             f"{slip}. {_THROUGH_BACKWARD}": _jacfwd_then_jacrev_running(function)

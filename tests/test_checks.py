@@ -781,8 +781,8 @@ def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, c
         pytest.param(
             SquareNumpy.apply,
             square,
-            "backward computes with NumPy, which autograd cannot record. Keep the NumPy kernel, but wrap "
-            "it in a second torch.autograd.Function",
+            "backward computes with NumPy, which autograd cannot record (it uses `.detach()` and "
+            "`.numpy()`). Keep the NumPy kernel, but wrap it in a second torch.autograd.Function",
             id="numpy",
         ),
         pytest.param(SquareNoGrad.apply, square, "backward uses `torch.no_grad()`", id="no_grad"),

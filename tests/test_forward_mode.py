@@ -9,6 +9,8 @@ from torch.autograd import forward_ad
 from torch.autograd.function import FunctionCtx
 from torch.func import grad, hessian, jacfwd, jacrev, jvp, vjp
 
+from autograder.probe.refused import AnswerRefusedError
+from autograder.tanh_code_reading import refuse_a_zero_second_derivative
 from solutions.forward_mode import Tanh
 
 # Forward mode's first use loads PyTorch's own decompositions through torch.jit.script, which warns.
@@ -167,3 +169,103 @@ def test_jacfwd_needs_a_vmap_rule_and_jacrev_does_not() -> None:
     torch.testing.assert_close(jacrev(variant.apply)(x), torch.diag(_first(x)))
     with pytest.raises(RuntimeError, match="does not have vmap support"):
         jacfwd(variant.apply)(x)
+
+
+def _tanh_written(setup_context, backward, jvp) -> type:
+    """A Tanh with the given rules, as a student's cell would define it."""
+    return type(
+        "Tanh",
+        (torch.autograd.Function,),
+        {
+            "forward": staticmethod(lambda x: torch.tanh(x)),
+            "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward),
+            "jvp": staticmethod(jvp),
+        },
+    )
+
+
+def _saves_output(ctx, inputs, output):
+    ctx.save_for_backward(output)
+    ctx.save_for_forward(output)
+
+
+def _saves_a_clone(ctx, inputs, output):
+    ctx.save_for_backward(output.clone())
+    ctx.save_for_forward(output.clone())
+
+
+def _saves_a_tanh_of_a_detached_input(ctx, inputs, output):
+    ctx.save_for_backward(torch.tanh(inputs[0].detach()))
+    ctx.save_for_forward(torch.tanh(inputs[0].detach()))
+
+
+def _backward(ctx, grad_out):
+    (result,) = ctx.saved_tensors
+    return grad_out * (1 - result**2)
+
+
+def _backward_through_data(ctx, grad_out):
+    (result,) = ctx.saved_tensors
+    return grad_out * (1 - result.data**2)
+
+
+def _backward_through_numpy(ctx, grad_out):
+    (result,) = ctx.saved_tensors
+    return grad_out * torch.as_tensor(1 - result.detach().numpy() ** 2)
+
+
+def _jvp(ctx, x_t):
+    (result,) = ctx.saved_tensors
+    return x_t * (1 - result**2)
+
+
+def _jvp_without_its_tangent(ctx, x_t):
+    (result,) = ctx.saved_tensors
+    return torch.zeros_like(result)
+
+
+@pytest.mark.parametrize(
+    ("rules", "rule", "cause"),
+    [
+        (
+            (_saves_a_clone, _backward, _jvp),
+            "backward",
+            "setup_context saves a copy of the output (`.clone()`",
+        ),
+        (
+            (_saves_a_tanh_of_a_detached_input, _backward, _jvp),
+            "jvp",
+            "setup_context saves a tanh it computed itself of a detached input",
+        ),
+        ((_saves_output, _backward_through_data, _jvp), "backward", "backward uses `.data`"),
+        (
+            (_saves_output, _backward_through_numpy, _jvp),
+            "backward",
+            "backward uses `.detach()` and `.numpy()`",
+        ),
+        ((_saves_output, _backward, _jvp_without_its_tangent), "backward", "jvp never reads its tangent x_t"),
+    ],
+)
+def test_a_zero_second_derivative_is_refused_with_the_cause_its_code_shows(
+    rules, rule: str, cause: str
+) -> None:
+    function = _tanh_written(*rules)
+    with pytest.raises(
+        AnswerRefusedError, match="the Hessian is 0 though the first derivative is right"
+    ) as refused:
+        refuse_a_zero_second_derivative(
+            function, rule, "the Hessian", torch.ones(3), torch.ones(3), torch.zeros(3, 3)
+        )
+    assert cause in str(refused.value)
+
+
+def test_a_nonzero_second_derivative_or_a_wrong_first_one_is_not_refused() -> None:
+    function = _tanh_written(_saves_a_clone, _backward, _jvp)
+    refuse_a_zero_second_derivative(function, "backward", "H·v", torch.ones(3), torch.ones(3), torch.ones(3))
+    refuse_a_zero_second_derivative(
+        function, "backward", "H·v", torch.zeros(3), torch.ones(3), torch.zeros(3)
+    )
+    refuse_a_zero_second_derivative(
+        function, "backward", "H·v", torch.ones(()), torch.ones(3), torch.zeros(3)
+    )

@@ -727,15 +727,20 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
             "operations on ctx.saved_tensors and grad_out is differentiable as it is."
         )
     used = names_used(cls.backward)
-    if used.numpy_own:
-        return (
-            "Likely cause: backward computes with NumPy, which autograd cannot record. Keep the NumPy "
-            "kernel, but wrap it in a second torch.autograd.Function whose own backward gives the "
-            "kernel's derivative, and call that Function's .apply from backward."
-        )
     # In backward, a new leaf cuts grad_x from the saved tensors as surely as .detach() alone.
     names = used.own | ({"detach"} if _FRESH_LEAF in used.own else set())
     cutting = [text for name, text in _CUTTING_CALLS.items() if name in names]
+    if used.numpy_own:
+        # The call that cut the values loose comes first, as in `.detach().numpy()`; a module named numpy
+        # is no `.numpy()` call.
+        method = "numpy" in used.own and "numpy" not in used.loaded_by_name
+        calls = [*cutting, "`.numpy()`"] if method else cutting
+        uses = f" (it uses {' and '.join(calls)})" if calls else ""
+        return (
+            f"Likely cause: backward computes with NumPy, which autograd cannot record{uses}. "
+            "Keep the NumPy kernel, but wrap it in a second torch.autograd.Function whose own backward "
+            "gives the kernel's derivative, and call that Function's .apply from backward."
+        )
     if cutting:
         return (
             f"Likely cause: backward uses {', '.join(cutting)}, which takes the result out of the graph. "
@@ -959,6 +964,7 @@ def known_error_hint(error: Exception) -> str:
         or _saved_tensors_miscounted(error)
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
+        or _captured_changed_in_place(error)
         or _converted_to_a_number(error)
         or _jacobian_built(error)
         or _float32_among_float64(error)
@@ -1176,6 +1182,34 @@ def _function_running(frame: types.FrameType) -> type | None:
     return None
 
 
+def _rule_raising(error: Exception) -> str:
+    """The rule of the Function that raised `error`, read off the traceback: the innermost of the
+    notebook's frames named jvp or backward; backward where none is."""
+    rule, entry = "backward", error.__traceback__
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        if code.co_name in {"jvp", "backward"} and not is_library_code(code):
+            rule = code.co_name
+        entry = entry.tb_next
+    return rule
+
+
+def _captured_changed_in_place(error: Exception) -> str:
+    """Why torch.func refused an in-place step on a tensor the rule was handed: in jvp, the tangent x_t,
+    which is the caller's; in backward, grad_out. The rule is read off the traceback."""
+    if "that would mutate a captured Tensor" not in str(error):
+        return ""
+    if _rule_raising(error) == "jvp":
+        return (
+            "\nLikely cause: jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...). x_t is the "
+            "caller's tensor: compute the tangent into a new tensor (x_t * ...)."
+        )
+    return (
+        "\nLikely cause: backward changes in place a tensor it did not create (grad_out *= ...); under "
+        "torch.func that tensor is the caller's. Compute into a new tensor (grad_out * ...)."
+    )
+
+
 def _changed_in_place_under_vmap(error: Exception) -> str:
     """Why vmap refused an in-place step: a rule of the Function changed in place a tensor it created from
     the saved tensors alone, which has no batch dimension under vmap, while what it was handed (grad_out,
@@ -1183,13 +1217,7 @@ def _changed_in_place_under_vmap(error: Exception) -> str:
     backward; backward where none is."""
     if "in extra_args that has more elements than `self`" not in str(error):
         return ""
-    rule, entry = "backward", error.__traceback__
-    while entry is not None:
-        code = entry.tb_frame.f_code
-        if code.co_name in {"jvp", "backward"} and not is_library_code(code):
-            rule = code.co_name
-        entry = entry.tb_next
-    if rule == "jvp":
+    if _rule_raising(error) == "jvp":
         return (
             "\nLikely cause: jvp changes in place (slope.mul_(x_t), slope *= x_t) a tensor it created "
             "without x_t, which has no batch dimension under vmap (jacfwd, torch.func.hessian), while x_t "
@@ -1235,8 +1263,9 @@ def _leaf_changed_in_place_elsewhere(error: Exception) -> str:
             )
         if code.co_name == "jvp" and not is_library_code(code):
             return (
-                "\nLikely cause: jvp changes its tangent x_t in place (x_t.mul_(...)). x_t is the caller's "
-                "tensor, here a leaf that requires grad: compute the tangent into a new tensor (x_t * ...)."
+                "\nLikely cause: jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...). x_t is "
+                "the caller's tensor, here a leaf that requires grad: compute the tangent into a new tensor "
+                "(x_t * ...)."
             )
         entry = entry.tb_next
     return ""
@@ -1522,11 +1551,6 @@ _ERROR_HINTS = {
         "\nLikely cause: jvp returns no tensor (None, as when it computes the tangent without `return`): "
         "it must return the output's tangent, a tensor of the output's shape and dtype."
     ),
-    "that would mutate a captured Tensor": (
-        "\nLikely cause: a rule of the Function changes in place a tensor it did not create (x_t.mul_(...) "
-        "in jvp, grad_out *= ... in backward); under torch.func that tensor is the caller's. Compute into a "
-        "new tensor (x_t * ...)."
-    ),
     _LEAF_CHANGED_IN_PLACE: (
         "\nLikely cause: backward changes a tensor in place (x.pow_(2) on a saved input, grad_out *= ...). "
         "Differentiated again, that tensor is a leaf that requires grad (the test's input, or the incoming "
@@ -1544,7 +1568,8 @@ _ERROR_HINTS = {
         "missing). With "
         "generate_vmap_rule = True, torch.func batches the tensors each rule reads by what the last of the "
         "two calls saved, so a rule run under vmap with another count fails, as backward does under jacrev "
-        "over jacfwd. Give both calls the same number of tensors; a rule need not read all saved for it."
+        "over jacfwd. Give both calls the same number of tensors (a rule need not read all saved for it), or "
+        "call ctx.save_for_forward first and ctx.save_for_backward last."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "

@@ -91,7 +91,7 @@ MUTANTS = [
         "jvp_ignores_the_tangent",
         _EVERY_FORWARD_MODE,
         (_JVP, "return 1 - result**2"),
-        says=("without multiplying by the tangent", "so the Hessian is off too"),
+        says=("without multiplying by the tangent", "so H·v is off too"),
     ),
     _tanh(
         "forgets_save_for_forward",
@@ -127,7 +127,7 @@ MUTANTS = [
         "saves_copies_for_both_rules",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(output.clone())\n        ctx.save_for_forward(output.clone())"),
-        says=(".clone() in setup_context", "setup_context saves a tensor made with `.clone()`"),
+        says=("`.clone()` in setup_context", "setup_context saves a tensor made with `.clone()`"),
     ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
@@ -140,13 +140,13 @@ MUTANTS = [
         "jvp_squares_one_minus_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - result) ** 2"),
-        says=("jvp squares 1 - result", "so the Hessian is off too"),
+        says=("jvp squares 1 - result", "so H·v is off too"),
     ),
     _tanh(
         "jvp_copies_exps_rule",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * result"),
-        says=("jvp multiplies by the output itself, exp's rule", "so the Hessian is off too"),
+        says=("jvp multiplies by the output itself, exp's rule", "so H·v is off too"),
     ),
     _tanh(
         "jvp_forgets_return",
@@ -189,7 +189,7 @@ MUTANTS = [
         "jvp_flips_the_sign",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (result**2 - 1)"),
-        says=("jvp's tangent has the wrong sign", "so the Hessian is off too"),
+        says=("jvp's tangent has the wrong sign", "so H·v is off too"),
     ),
     # Its Hessian equals that of the same slip in backward: the gradient beside it tells them apart.
     _tanh(
@@ -198,7 +198,7 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * (result**2 - 1)"),
         says=(
             "backward's gradient has the wrong sign",
-            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Forward over reverse differentiates backward's gradient, so H·v is off too",
             "Reverse over forward differentiates the tangent back through backward",
         ),
     ),
@@ -206,20 +206,20 @@ MUTANTS = [
         "jvp_applies_tanh_to_the_tangent",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - torch.tanh(x_t) ** 2)"),
-        says=("jvp applies tanh to the tangent x_t", "so the Hessian is off too"),
+        says=("jvp applies tanh to the tangent x_t", "so H·v is off too"),
     ),
     _tanh(
         "jvp_takes_cosh_of_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t / torch.cosh(result) ** 2"),
-        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so the Hessian is off too"),
+        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so H·v is off too"),
     ),
     # 1 - tanh(result)**2 equals 1 / cosh(result)**2: the cause names both spellings.
     _tanh(
         "jvp_applies_tanh_to_the_output",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - torch.tanh(result) ** 2)"),
-        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so the Hessian is off too"),
+        says=("jvp applies tanh (or cosh) to the saved output as if it were x", "so H·v is off too"),
     ),
     _tanh(
         "backward_applies_tanh_to_the_output",
@@ -227,7 +227,7 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says=(
             "backward applies tanh (or cosh) to the saved output as if it were x",
-            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Forward over reverse differentiates backward's gradient, so H·v is off too",
             "Reverse over forward differentiates the tangent back through backward",
         ),
     ),
@@ -238,7 +238,7 @@ MUTANTS = [
         (_JVP, "return x_t * (1 + result**2)"),
         says=(
             "jvp uses 1 + result**2, a wrong sign inside",
-            "Forward over reverse starts from that tangent, so the Hessian is off too",
+            "Forward over reverse starts from that tangent, so H·v is off too",
             "Reverse over forward differentiates that tangent",
         ),
     ),
@@ -248,7 +248,7 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * (1 + result**2)"),
         says=(
             "backward uses 1 + result**2, a wrong sign inside",
-            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Forward over reverse differentiates backward's gradient, so H·v is off too",
             "Reverse over forward differentiates the tangent back through backward",
         ),
     ),
@@ -256,7 +256,7 @@ MUTANTS = [
         "jvp_returns_its_tangent",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t"),
-        says=("jvp returns the tangent x_t as it came", "so the Hessian is off too"),
+        says=("jvp returns the tangent x_t as it came", "so H·v is off too"),
     ),
     _tanh(
         "jvp_multiplies_by_the_tangent_twice",
@@ -265,14 +265,43 @@ MUTANTS = [
         # The Hessian's unit tangents hide it (e_j * e_j = e_j): only H·v along a random v shows it.
         says=("jvp multiplies by the tangent twice", "so H·v is off too"),
     ),
+    # Only a direction whose entries do not sum to 1 shows it: a unit tangent e_j sums to 1.
+    # A grad_out of ones hides it where the gradient of a plain sum is taken: the weighted sum shows it.
+    _tanh(
+        "backward_sums_grad_out",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out.sum() * (1 - result**2)"),
+        says="backward multiplies by grad_out reduced to one number (.sum())",
+    ),
+    _tanh(
+        "jvp_sums_the_tangent",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t.sum() * (1 - result**2)"),
+        says="jvp sums the tangent (x_t.sum())",
+    ),
+    # Through .detach() and NumPy, backward's values are right and carry no history: reverse over reverse
+    # names both calls; torch.func refuses the NumPy call outright.
+    _tanh(
+        "backward_through_numpy",
+        {_SECOND, _FORWARD_OVER_REVERSE},
+        (_BACKWARD, "return grad_out * torch.as_tensor(1 - result.detach().numpy() ** 2)"),
+        says="(it uses `.detach()` and `.numpy()`)",
+    ),
+    # A gradient made from plain numbers carries no tangent: forward over reverse names the call.
+    _tanh(
+        "backward_through_tolist",
+        {_SECOND, _FORWARD_OVER_REVERSE},
+        (_BACKWARD, "return grad_out * torch.tensor((1 - result**2).tolist(), dtype=result.dtype)"),
+        says=(
+            "backward uses `.tolist()`",
+            "H·v is 0 though the first derivative is right: backward uses `.tolist()`",
+        ),
+    ),
     _tanh(
         "jvp_changes_its_tangent_in_place",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t.mul_(1 - result**2)"),
-        says=(
-            "jvp changes its tangent x_t in place (x_t.mul_(...)). x_t is the caller's tensor",
-            "that tensor is the caller's",
-        ),
+        says="jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...). x_t is the caller's tensor",
     ),
     # Saved for forward twice over: jvp's ctx.saved_tensors holds two tensors, and jvp unpacks one.
     _tanh(
@@ -305,7 +334,10 @@ MUTANTS = [
         "backward_reads_data",
         {_SECOND, _FORWARD_OVER_REVERSE},
         (_BACKWARD, "return grad_out * (1 - result.data**2)"),
-        says=("backward uses `.data`", "for torch.autograd.forward_ad though not for torch.func, .data"),
+        says=(
+            "backward uses `.data`",
+            "H·v is 0 though the first derivative is right: backward uses `.data`",
+        ),
     ),
     # vmap cannot detach the batched incoming gradients, and a detached grad_out has no second derivative.
     _tanh(
@@ -341,7 +373,7 @@ MUTANTS = [
             "        ctx.save_for_forward(torch.tanh(inputs[0]))",
         ),
         says=(
-            "a tanh setup_context computed itself (torch.tanh(inputs[0]))",
+            "setup_context saves a tanh it computed itself (torch.tanh(inputs[0]))",
             "setup_context saves a tensor it computed itself (with `tanh`) in place of the output",
         ),
     ),
@@ -349,7 +381,7 @@ MUTANTS = [
         "backward_detaches_the_saved_output",
         {_SECOND, _FORWARD_OVER_REVERSE},
         (_BACKWARD, "return grad_out * (1 - result.detach() ** 2)"),
-        says="the Hessian is 0",
+        says="H·v is 0 though the first derivative is right: backward uses `.detach()`",
     ),
     _tanh(
         "jvp_forgets_the_square",
@@ -357,7 +389,7 @@ MUTANTS = [
         (_JVP, "return x_t * (1 - result)"),
         says=(
             "jvp uses 1 - result",
-            "so the Hessian is off too",
+            "so H·v is off too",
             "Reverse over forward differentiates that tangent: fix it first (see the forward-mode check)",
         ),
     ),
@@ -369,7 +401,7 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * (1 - result)"),
         says=(
             "backward uses 1 - result, not 1 - result**2",
-            "Forward over reverse differentiates backward's gradient, so the Hessian is off too",
+            "Forward over reverse differentiates backward's gradient, so H·v is off too",
             "Reverse over forward differentiates the tangent back through backward",
         ),
     ),
@@ -377,7 +409,7 @@ MUTANTS = [
         "jvp_drops_the_one_minus",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * result**2"),
-        says=("jvp drops the 1 - of tanh's derivative", "so the Hessian is off too"),
+        says=("jvp drops the 1 - of tanh's derivative", "so H·v is off too"),
     ),
     # jvp is right, but the two calls save different counts: torch.func batches backward's one saved tensor
     # by the two batch dimensions ctx.save_for_forward, called last, recorded, under jacrev over jacfwd.
@@ -397,10 +429,16 @@ MUTANTS = [
         says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
     ),
     _tanh(
+        "backward_misses_its_parentheses",
+        {_FIRST, _SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_BACKWARD, "return grad_out * 1 - result**2"),
+        says="backward returns grad_out * 1 - result**2, which subtracts result**2 from grad_out",
+    ),
+    _tanh(
         "jvp_misses_its_parentheses",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * 1 - result**2"),
-        says=("jvp's formula misses its parentheses", "so the Hessian is off too"),
+        says=("jvp's formula misses its parentheses", "so H·v is off too"),
     ),
     _tanh(
         "saves_a_detached_output",
@@ -463,11 +501,18 @@ INSTRUCTIONS = {
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
-    "Prefer giving both calls the same number of tensors": "tanh_saves_the_input_for_backward_last",
+    "If backward and `jvp` need different numbers of tensors, call `ctx.save_for_forward` first and "
+    "`ctx.save_for_backward` last": "saves_the_input_for_forward_too",
     "when the counts differ and `save_for_forward` comes last, "
     "`torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fails": "saves_the_input_for_forward_too",
-    "it passes if backward then refuses to run, as autograd makes it do for an output saved with "
-    "`ctx.save_for_backward`, or gives the gradient it gave before the change": "saves_the_output_on_ctx",
+    "Backward passes this if it raises an error (autograd does so for an output saved with "
+    "`ctx.save_for_backward`), or if it returns the same gradient as before the change": (
+        "saves_the_output_on_ctx"
+    ),
+    "`x_t` is the caller's tangent, so changing it in place (`x_t.mul_(...)`) changes the caller's tensor": (
+        "jvp_changes_its_tangent_in_place"
+    ),
+    "not `.detach()`, `.data`, `.tolist()` or NumPy": "backward_through_tolist",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
     "`1 - result**2` with `result` the saved output": "saves_the_input_with_the_output_formula",
     "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (

@@ -1,0 +1,120 @@
+"""What lesson 07's checks refuse on the student's side, where they run the student's Tanh, apart from the
+slip tables of tanh_both_modes, which the judge compares values with: a forward that is not tanh, refused
+before any derivative is compared, and a second derivative of 0 beside a right first one, refused with its
+cause read from the code of the rule that lost it.
+"""
+
+import dis
+
+import torch
+
+from autograder.probe.diagnose import names_used, where_it_saves
+from autograder.probe.refused import AnswerRefusedError
+
+
+def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
+    """Name a forward that does not return tanh(x) before its derivatives are compared: they are the
+    derivatives of another function, and no slip in backward or jvp is to blame for that."""
+    x = x.detach()
+    with torch.no_grad():
+        out = function.apply(x)
+    right = torch.tanh(x)
+    if not (
+        isinstance(out, torch.Tensor)
+        and out.shape == right.shape
+        and out.dtype == right.dtype
+        and torch.allclose(out, right)
+    ):
+        raise AnswerRefusedError(
+            f"forward itself is wrong (see the forward check): {function.__name__}.apply(x) is not tanh(x), "
+            "so its derivatives cannot be tanh's either. Fix forward first"
+        )
+
+
+# Calls that give a tensor's values without its history or its tangent, in the order a message names them:
+# a call that leaves torch comes after the one that detached what it was given.
+_COPIES = {"detach": "`.detach()`", "data": "`.data`", "clone": "`.clone()`"}
+_CUTS = {
+    "detach": "`.detach()`",
+    "data": "`.data`",
+    "no_grad": "`torch.no_grad()`",
+    "item": "`.item()`",
+    "tolist": "`.tolist()`",
+    "tensor": "`torch.tensor(...)`",
+    "numpy": "`.numpy()`",
+}
+_SAVING = {"save_for_backward", "save_for_forward", "saved_tensors", "set_materialize_grads", "mark_dirty"}
+
+
+def _reads_its_tangent(jvp) -> bool:
+    """Whether jvp's code reads its tangent argument (x_t, whatever its name) at all."""
+    code = getattr(jvp, "__code__", None)
+    if code is None or code.co_argcount < 2:
+        return True
+    tangent = code.co_varnames[1]
+    for instruction in dis.get_instructions(code):
+        loaded = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        if instruction.opname.startswith("LOAD_") and tangent in loaded:
+            return True
+    return False
+
+
+def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rule: str) -> str:
+    """Why the second derivative through `rule` ("backward": forward over reverse, "jvp": reverse over
+    forward) is 0 though the first is right, read from the Function's code: what its setup_context saves
+    in place of the output, a call in that rule that keeps the values but drops their history and tangent,
+    or a jvp that never reads its tangent; where the code shows none of them, what is lost."""
+    made = "gradient" if rule == "backward" else "tangent"
+    where = where_it_saves(function)
+    saving = names_used(getattr(function, where)).everywhere - _SAVING - {"torch"}
+    copies = [text for name, text in _COPIES.items() if name in saving]
+    if saving - set(_COPIES):
+        detached = " of a detached input" if copies else ""
+        return (
+            f"{where} saves a tanh it computed itself{detached} (torch.tanh(inputs[0])), which has no link "
+            "to the Function's output and carries no tangent or history: save `output` itself and build the "
+            f"{made} with torch operations on it."
+        )
+    if copies:
+        return (
+            f"{where} saves a copy of the output ({' and '.join(copies)} in {where}), which carries no "
+            "tangent or history: save `output` itself."
+        )
+    cuts = [text for name, text in _CUTS.items() if name in names_used(getattr(function, rule)).everywhere]
+    if cuts:
+        return (
+            f"{rule} uses {' and '.join(cuts)}, which keeps the values but not how they move with x: build "
+            f"the {made} with torch operations on the saved output itself."
+        )
+    if not _reads_its_tangent(function.jvp):
+        return "jvp never reads its tangent x_t: the output's tangent is x_t times tanh's derivative."
+    if rule == "backward":
+        return (
+            "forward mode finds backward's gradient constant, computed from a tensor that carries no "
+            "tangent: save `output` itself and build the gradient with torch operations on it."
+        )
+    return (
+        "the tangent jvp returned has no history for reverse mode to differentiate: save `output` itself and "
+        "build the tangent with torch operations on it."
+    )
+
+
+def refuse_a_zero_second_derivative(
+    function: type[torch.autograd.Function],
+    rule: str,
+    what: str,
+    first: torch.Tensor,
+    right_first: torch.Tensor,
+    second: torch.Tensor,
+) -> None:
+    """Name why `what`, a second derivative through `rule`, is 0 beside a first derivative equal to
+    `right_first`: the code tells which tensor or call lost it, which a comparison of values alone cannot.
+    Anything else is left for the comparison to name."""
+    first_right = (
+        isinstance(first, torch.Tensor)
+        and first.shape == right_first.shape
+        and torch.allclose(first, right_first)
+    )
+    if first_right and isinstance(second, torch.Tensor) and second.numel() and not second.any():
+        cause = why_a_second_derivative_is_zero(function, rule)
+        raise AnswerRefusedError(f"{what} is 0 though the first derivative is right: {cause}")
