@@ -219,7 +219,11 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if (
         len(outputs) == 1
         and isinstance(got, torch.Tensor)
-        and (hint := hints.misuses_grad_out(want, got, grad_outs[0], _incoming(names, "the ")))
+        and (
+            hint := hints.misuses_grad_out(
+                want, got, grad_outs[0], _incoming(names, "the "), _texts(record.get("making_numbers"))
+            )
+        )
     ):
         return hint
     if isinstance(got, torch.Tensor) and (
@@ -335,6 +339,13 @@ def _lost_incoming_gradient(label: str, record: dict) -> str:
     return f"{lost}: backward must compute its result from {label} with torch operations autograd records."
 
 
+# Why a second derivative is wrong but not 0 where backward takes part of its work out of the graph.
+_PARTLY = (
+    "The rest of backward is still recorded, so the second derivative is not 0: it lacks the terms of what "
+    "was computed so."
+)
+
+
 def compare_second_derivative(name, names, expected, measurement, where) -> None:
     for keep, record in _samples_of(expected, measurement):
         outputs = _outputs(name, keep, record)
@@ -342,7 +353,11 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         _backward_error(record)
         got = [_node(g) for g in record["grads"]]
         if any(g is None or mismatch(w, g, [], []) for w, g in zip(keep["grads"], got, strict=True)):
-            cause = _known_mistake(keep, got)
+            cause = _known_mistake(keep, got) or (
+                # Swapped gradients are named here too: a formula is not what to fix.
+                all(isinstance(g, torch.Tensor) for g in got)
+                and hints.swapped_gradients(got, keep["grads"], names)
+            )
             raise FailedCheckError(
                 f"Second derivative: the first derivative of {name} is already wrong "
                 f"(see the first-derivative check); fix it first.{' ' + cause if cause else ''}"
@@ -384,7 +399,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 or hints.missing_factor(
                     w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
                 )
-                or record.get("untracked_hint")
+                or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or record.get("computed_on_ctx_hint")
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "
