@@ -847,6 +847,7 @@ _FIRST_SENTENCE_SAYS_IT = (
     "in extra_args that has more elements than `self`",
     "appears to not have been used in the graph",
     "calling .item() on a Tensor",
+    "marked as dirty during the forward method were not returned",
 )
 
 

@@ -679,6 +679,13 @@ MUTANTS = [
             "backward uses `.detach()`, which takes the result out of the graph",
         ),
     ),
+    # One factor detached: the first derivative is right, the second keeps half its terms, not 0.
+    _tanh_in_place(
+        "tanhinplace_detaches_one_factor",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - result * result.detach())"),
+        says=("backward uses `.detach()`", "is wrong, though not 0: part of the first derivative"),
+    ),
     # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
     _tanh_in_place(
         "tanhinplace_returns_a_list",
