@@ -46,10 +46,6 @@ _OUTPUTS_OF_THE_EXERCISE = (
     "returns other outputs than the exercise asks for (one tensor where Sinh returns three, or a tuple "
     "where sinh returns one): torch checks whatever a function returns"
 )
-_THROUGH_ZERO = (
-    "a gradient written as a division by an input is nan where that input is 0: torch's checks draw no "
-    "input exactly 0, the checks also draw x and w through 0"
-)
 _FORGED = "replaces torch's gradcheck and allclose with functions that pass anything, and is wrong"
 
 STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
@@ -148,10 +144,9 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
         )
     },
     **{
-        ("06_beyond_the_basics", mutant): (frozenset({"scaledsquare_first_derivative"}), _THROUGH_ZERO)
-        for mutant in ("grad_w_divides_the_output_by_w", "grad_x_divides_the_output_by_x")
+        ("06_beyond_the_basics", mutant): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT)
+        for mutant in ("detaches_grad_x", "computes_grad_x_under_no_grad")
     },
-    ("06_beyond_the_basics", "detaches_grad_x"): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT),
     ("06_beyond_the_basics", "tanhinplace_changes_grad_out_in_place"): (
         frozenset({"tanhinplace_derivatives"}),
         _GRAD_OUT_CHANGED,
