@@ -839,8 +839,9 @@ def _gradient_like(value) -> bool:
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
 # returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
-# a tensor without the batch dimension ("use out-of-place operators"); or advice that points away from the
-# cure: allow_unused=True for a tensor the result was not computed from.
+# a tensor without the batch dimension ("use out-of-place operators"), vmap refusing .item(), a dirty input
+# not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless); or advice
+# that points away from the cure: allow_unused=True for a tensor the result was not computed from.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "returned as-is as output is being saved for backward",
@@ -848,6 +849,7 @@ _FIRST_SENTENCE_SAYS_IT = (
     "appears to not have been used in the graph",
     "calling .item() on a Tensor",
     "marked as dirty during the forward method were not returned",
+    "has been modified by an inplace operation",
 )
 
 
