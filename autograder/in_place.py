@@ -8,7 +8,7 @@ every lesson cannot know that it is meant to.
 import torch
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
-from autograder.probe.diagnose import where_it_saves
+from autograder.probe.diagnose import untracked_in_backward, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -293,7 +293,25 @@ def torch_func_second_derivative(function: type[torch.autograd.Function], x: tor
     for point in points:
         refuse_what_torch_func_cannot_use(function, point)
     refuse_a_backward_ignoring_grad_out(function, x)
-    return torch.stack([second(point) for point in points]).reshape(x.shape)
+    result = torch.stack([second(point) for point in points]).reshape(x.shape)
+    refuse_a_part_cut_out(function, x, result)
+    return result
+
+
+def refuse_a_part_cut_out(
+    function: type[torch.autograd.Function], x: torch.Tensor, second: torch.Tensor
+) -> None:
+    """Refuse a second derivative by torch.func that is wrong but not 0 where backward's code takes part
+    of its work out of the graph (result.detach() in one factor): the values alone would not say so."""
+    slope = 1 - torch.tanh(x.detach()) ** 2
+    if torch.allclose(second, -2 * torch.tanh(x.detach()) * slope) or not bool(second.any()):
+        return
+    hint = untracked_in_backward(applied(function, x.detach().clone().requires_grad_().clone()))
+    if hint:
+        raise AnswerRefusedError(
+            f"torch.func's second derivative through {function.__name__} is wrong, though not 0: part of the "
+            f"first derivative backward returns is cut from x. {hint.removeprefix('Likely cause: ')}"
+        )
 
 
 def x_requires_grad(gen: torch.Generator) -> tuple[torch.Tensor]:

@@ -15,6 +15,12 @@ from autograder.first_derivative_cut import (
 from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 
+# What every check says of a backward returning (grad_w, grad_x): the order, not a formula, is wrong.
+IN_ORDER = (
+    "backward returns (grad_w, grad_x), so it returns them in the wrong order: backward returns one "
+    "gradient per forward input, in forward's order. Return grad_x, grad_w"
+)
+
 
 def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor):
     """function.apply(x, w), refusing a forward that changed x or w in place (their values or ._version,
@@ -53,9 +59,8 @@ def refuse_gradients_out_of_place(
     if for_w is not None and torch.allclose(for_w, 2 * w * x):
         raise AnswerRefusedError(
             "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
-            "for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients in the wrong order, "
-            "(grad_w, grad_x), so torch.func finds no gradient for x. Forward takes (x, w): return "
-            "(grad_x, grad_w)"
+            "for x and grad_x (grad_out * 2 * w * x) for w, so torch.func finds no gradient for x: "
+            + IN_ORDER
         )
     raise AnswerRefusedError(
         "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None for "
@@ -70,11 +75,53 @@ def _gradient_in_w_taken_in_x(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return w.detach() * x**2 + 2 * x.detach() * w
 
 
-# The tests of ScaledSquare's derivatives name a gradient in w taken as the derivative of x**2 in x.
+def _gradient_in_w_taken_from_grad_x(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A function whose gradients are 2 * w * x in x, right, and 2 * w * x in w too: what a backward
+    returning grad_x's formula as grad_w gives."""
+    return w.detach() * x**2 + w**2 * x.detach()
+
+
+# The tests of ScaledSquare's derivatives name a gradient in w taken as the derivative of x**2 in x, or
+# as grad_x's formula.
 WRONG_GRADIENT_IN_W = {
     "grad_w is grad_out * 2 * x, the derivative of x**2 in x; in w, ∂(w·x²)/∂w = x², so grad_w = "
-    "grad_out * x**2.": _gradient_in_w_taken_in_x
+    "grad_out * x**2.": _gradient_in_w_taken_in_x,
+    "grad_w is grad_out * 2 * w * x, grad_x's formula; in w, ∂(w·x²)/∂w = x², so grad_w = "
+    "grad_out * x**2.": _gradient_in_w_taken_from_grad_x,
 }
+
+
+def random_pair_through_zero(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x, w and grad_out of 3 to 8 elements, random in [-2, 2), x exactly 0 at one element and w at
+    another: a gradient written as a division by x or by w (out / w) is nan there, while at the other
+    elements, at least one, neither is 0, so a gradient with a factor x * w is not 0 everywhere."""
+    count = int(torch.randint(3, 9, (), generator=gen))
+    x, w = (4 * torch.rand(count, generator=gen, dtype=torch.float64) - 2 for _ in range(2))
+    at_x, at_w = torch.randperm(count, generator=gen)[:2].tolist()
+    x[at_x], w[at_w] = 0.0, 0.0
+    return x, w, torch.randn(count, generator=gen, dtype=torch.float64)
+
+
+def gradients_given(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """grad_x and grad_w that function's backward gives for grad_out, by name, so that a wrong one is
+    named; gradients returned in the wrong order are refused with that cause, which values alone would
+    blame on a formula."""
+    x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+    grad_x, grad_w = torch.autograd.grad(function.apply(x, w), (x, w), grad_out)
+    right = exact_gradients(x.detach(), w.detach(), grad_out)
+    swapped = (right["grad_w"], right["grad_x"])
+    if not torch.allclose(grad_x, right["grad_x"]) and all(
+        torch.allclose(got, want, equal_nan=True) for got, want in zip((grad_x, grad_w), swapped, strict=True)
+    ):
+        raise AnswerRefusedError(IN_ORDER)
+    return {"grad_x": grad_x, "grad_w": grad_w}
+
+
+def exact_gradients(x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor) -> dict[str, torch.Tensor]:
+    """grad_out times each partial derivative of w * x**2: 2 * w * x in x, x**2 in w."""
+    return {"grad_x": grad_out * 2 * w * x, "grad_w": grad_out * x**2}
 
 
 def refuse_a_wrong_first_derivative(
@@ -171,10 +218,7 @@ def gradients_returned(
         (got is None) == (want is None) and (got is None or torch.allclose(got, want))
         for got, want in zip(grads, swapped, strict=True)
     ):
-        raise AnswerRefusedError(
-            "backward returns the gradients in the wrong order, (grad_w, grad_x): return one per input, in "
-            "the order forward takes them, (grad_x, grad_w)"
-        )
+        raise AnswerRefusedError(IN_ORDER)
     given = tuple(gradient is not None for gradient in grads)
     if sum(node.needs_input_grad) == 1 and given == tuple(not needed for needed in node.needs_input_grad):
         raise AnswerRefusedError(
@@ -210,6 +254,8 @@ def gradients_returned(
             if node.needs_input_grad[index]:
                 continue
             for t in computed.tensors:
+                if any(_same_tensor(t, gradient) for gradient in grads):
+                    continue  # what backward returns for an input that needs it, whatever its formula
                 factor = _multiple_of(t, value) if t.dtype == value.dtype else None
                 exact = factor is not None and math.isclose(factor, 1.0, rel_tol=1e-6)
                 if factor is None or (not multiples and not exact):
@@ -221,6 +267,12 @@ def gradients_returned(
                     "gradient only when its input's flag is True, and skip the work otherwise"
                 )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
+
+
+def _same_tensor(tensor: torch.Tensor, gradient: torch.Tensor | None) -> bool:
+    """Whether `tensor` holds the values of a gradient backward returned: a wrong formula there (grad_w
+    written as grad_x's) is the derivative checks' to name, not work done for nothing."""
+    return gradient is not None and tensor.shape == gradient.shape and torch.equal(tensor, gradient)
 
 
 def _multiple_of(tensor: torch.Tensor, value: torch.Tensor) -> float | None:

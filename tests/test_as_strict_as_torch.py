@@ -143,7 +143,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "multiplies_by_grad_out_summed",
         )
     },
-    ("06_beyond_the_basics", "detaches_grad_x"): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT),
+    **{
+        ("06_beyond_the_basics", mutant): (frozenset({"scaledsquare_second_derivative"}), _PART_CUT)
+        for mutant in ("detaches_grad_x", "computes_grad_x_under_no_grad")
+    },
     ("06_beyond_the_basics", "tanhinplace_changes_grad_out_in_place"): (
         frozenset({"tanhinplace_derivatives"}),
         _GRAD_OUT_CHANGED,

@@ -365,3 +365,37 @@ def test_set_materialize_grads_false_hands_backward_none(materialize: bool) -> N
         torch.testing.assert_close(received[0], torch.zeros_like(x))
     else:
         assert received == [None]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pairs_through_zero_put_a_zero_in_x_and_another_in_w(seed: int) -> None:
+    """A division by x or by w is nan where it is 0, and a factor x * w is 0 at no more than two elements."""
+    from autograder.two_inputs import random_pair_through_zero
+
+    x, w, grad_out = random_pair_through_zero(torch.Generator().manual_seed(seed))
+    assert x.numel() >= 3
+    assert x.shape == w.shape == grad_out.shape
+    assert int((x == 0).sum()) == 1
+    assert int((w == 0).sum()) == 1
+    assert bool(((x * w) != 0).any())
+    assert not bool(((x == 0) & (w == 0)).any())
+
+
+def test_grad_w_with_grad_xs_formula_is_not_taken_for_a_grad_x_thrown_away() -> None:
+    """Where only w requires grad, a grad_w written with grad_x's formula is returned, not computed for
+    nothing: which gradients backward returns is right, and the derivative checks name the formula."""
+    from autograder.two_inputs import gradients_returned
+
+    class GradWWithGradXsFormula(ScaledSquare):
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, w = ctx.saved_tensors
+            grad_x = grad_out * 2 * w * x if ctx.needs_input_grad[0] else None
+            grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None
+            return grad_x, grad_w
+
+    x = torch.linspace(-2, 2, 5, dtype=torch.float64)
+    w = torch.linspace(0.5, 1.5, 5, dtype=torch.float64, requires_grad=True)
+    grad_out = torch.linspace(1, 2, 5, dtype=torch.float64)
+    returned = gradients_returned(GradWWithGradXsFormula, x, w, grad_out)
+    assert returned.tolist() == [0.0, 1.0]

@@ -1038,3 +1038,14 @@ def test_more_values_than_expected_name_the_missing_reduction_not_a_reshaping_ca
     message = failure(losses_left_unaveraged, lambda x: losses_left_unaveraged(x).mean(), three_points)
     assert "Likely cause: it returns 3 values where one is expected: reduce them to one" in message
     assert "changes a tensor's shape" not in message
+
+
+def square_weighted_by_zero(x):
+    """x**2 in value, but reaching x only through 0 * x: a gradient flows back, and is 0 everywhere."""
+    return x.detach() ** 2 + 0 * x
+
+
+def test_a_gradient_that_flows_with_the_value_0_is_told_as_0_not_as_none_flowing():
+    message = failure(square_weighted_by_zero, lambda x: x**2, a_parameter)
+    assert "with respect to x is 0 at every element, but it should not be" in message
+    assert "No gradient flows" not in message

@@ -1086,7 +1086,10 @@ def test_gradient_with_its_sign_flipped_is_named_as_such():
 def test_gradients_returned_in_the_wrong_order_are_named_as_swapped():
     message = failure(check_first_derivative, ScaledCubeSwapped.apply, scaled_cube)
     assert message.startswith("First derivative with respect to grad_out is wrong")
-    assert "Likely cause: backward returns the gradient for x in the place of grad_out." in message
+    assert (
+        "Likely cause: backward returns the gradient for x in the place of grad_out: it returns them in the "
+        "wrong order." in message
+    )
 
 
 def test_input_called_grad_out_is_not_blamed_for_the_gradient_backward_ignores():

@@ -245,9 +245,9 @@ def test_sigterm_then_a_restart_grades_what_landed_meanwhile_nothing_twice_and_k
     deadline = time.monotonic() + _COLLECTED_WITHIN
     while not any(
         name.startswith("gg-carol+") and outcome == "collected"
-        for name, outcome in (entries := json.loads(state.read_text())["entries"]).items()
+        for name, outcome in json.loads(state.read_text())["entries"].items()
     ):
-        assert time.monotonic() < deadline, f"carol's submission was not collected: {entries}"
+        assert time.monotonic() < deadline, f"carol's submission was not collected: {state.read_text()}"
         time.sleep(0.05)
     workers = _children(service.process.pid)
     status, said, _ = service.stop()

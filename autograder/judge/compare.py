@@ -219,7 +219,11 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if (
         len(outputs) == 1
         and isinstance(got, torch.Tensor)
-        and (hint := hints.misuses_grad_out(want, got, grad_outs[0], _incoming(names, "the ")))
+        and (
+            hint := hints.misuses_grad_out(
+                want, got, grad_outs[0], _incoming(names, "the "), _texts(record.get("making_numbers"))
+            )
+        )
     ):
         return hint
     if isinstance(got, torch.Tensor) and (
@@ -335,6 +339,13 @@ def _lost_incoming_gradient(label: str, record: dict) -> str:
     return f"{lost}: backward must compute its result from {label} with torch operations autograd records."
 
 
+# Why a second derivative is wrong but not 0 where backward takes part of its work out of the graph.
+_PARTLY = (
+    "The rest of backward is still recorded, so the second derivative is not 0: it lacks the terms of what "
+    "was computed so."
+)
+
+
 def compare_second_derivative(name, names, expected, measurement, where) -> None:
     for keep, record in _samples_of(expected, measurement):
         outputs = _outputs(name, keep, record)
@@ -342,7 +353,11 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         _backward_error(record)
         got = [_node(g) for g in record["grads"]]
         if any(g is None or mismatch(w, g, [], []) for w, g in zip(keep["grads"], got, strict=True)):
-            cause = _known_mistake(keep, got)
+            cause = _known_mistake(keep, got) or (
+                # Swapped gradients are named here too: a formula is not what to fix.
+                all(isinstance(g, torch.Tensor) for g in got)
+                and hints.swapped_gradients(got, keep["grads"], names)
+            )
             raise FailedCheckError(
                 f"Second derivative: the first derivative of {name} is already wrong "
                 f"(see the first-derivative check); fix it first.{' ' + cause if cause else ''}"
@@ -379,12 +394,13 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 raise FailedCheckError(_cut_message(at, cut, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
                 extras_hint = _lost_incoming_gradient(label, record)
+            # What the code shows taken out of the graph comes before what the numbers alone suggest.
             hint = (
                 extras_hint
+                or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or hints.missing_factor(
                     w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
                 )
-                or record.get("untracked_hint")
                 or record.get("computed_on_ctx_hint")
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "
@@ -994,9 +1010,13 @@ def _saved_tensor_changed(rules: dict) -> str:
     if len(defined) > 1:
         return (
             f", and that no rule of the Function, {' or '.join(defined)}, changes a saved tensor in "
-            "place (result.square_())"
+            f"place {_IN_PLACE_CALLS}"
         )
-    return ", and that backward changes no saved tensor in place (result.square_())"
+    return f", and that backward changes no saved tensor in place {_IN_PLACE_CALLS}"
+
+
+# How a rule changes a saved tensor in place, whichever tensors its Function saves (an input or the output).
+_IN_PLACE_CALLS = "(its .mul_(), .square_() or +=)"
 
 
 def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None:
@@ -1027,7 +1047,14 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
         )
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
-        if (g is None or (isinstance(g, torch.Tensor) and is_zero(g))) and not is_zero(w):
+        if isinstance(g, torch.Tensor) and is_zero(g) and not is_zero(w):
+            # A gradient reaches the argument, with the value 0: a derivative rule on the way gives it.
+            raise FailedCheckError(
+                f"The gradient of the result of {name} with respect to {label} is 0 at every element, but "
+                f"it should not be. Likely cause: {_differentiated_otherwise(causes, functions, rules)}."
+                f"{advice}"
+            )
+        if g is None and not is_zero(w):
             # A result with a graph that misses the argument may come from other tensors altogether.
             elsewhere = "; or ".join(causes) or (
                 "it was computed from tensors other than the arguments (a network or a tensor made inside "

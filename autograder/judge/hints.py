@@ -8,10 +8,15 @@ from autograder.wire.tensors import ATOL, RTOL, first_difference
 
 
 def misuses_grad_out(
-    expected: torch.Tensor, got: torch.Tensor, grad_out: torch.Tensor, incoming: str = "grad_out"
+    expected: torch.Tensor,
+    got: torch.Tensor,
+    grad_out: torch.Tensor,
+    incoming: str = "grad_out",
+    numbers: Collection[str] = (),
 ) -> str | None:
     """A hint when backward returns the local derivative times the wrong weight: none, forgetting to
-    multiply by the incoming gradient, or the incoming gradient summed or averaged to one number."""
+    multiply by the incoming gradient, or the incoming gradient summed or averaged to one number, named
+    with the `.item()` that made it a Python number where backward calls it (`numbers`)."""
     if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
         return None
     local = (expected / grad_out).detach()
@@ -25,7 +30,8 @@ def misuses_grad_out(
     for reduced, call in ((grad_out.sum(), "sum"), (grad_out.mean(), "mean")):
         if torch.allclose(got.detach(), reduced * local, rtol=1e-6, atol=1e-9):
             return (
-                f"Likely cause: backward multiplies by {incoming} reduced to one number (.{call}()). Each "
+                f"Likely cause: backward multiplies by {incoming} reduced to one number "
+                f"(.{call}(){'.item()' if '`.item()`' in numbers else ''}). Each "
                 f"element of {incoming} weighs its own element's derivative: {incoming} * (d out / d x), "
                 "element by element."
             )
@@ -47,8 +53,9 @@ def swapped_gradients(got, expected, names: list[str]) -> str | None:
         for j in range(len(expected)):
             if i != j and holds(i, j) and holds(j, i):
                 return (
-                    f"Likely cause: backward returns the gradient for {names[j]} in the place of {names[i]}. "
-                    "Return one gradient per input, in the order forward takes its inputs."
+                    f"Likely cause: backward returns the gradient for {names[j]} in the place of {names[i]}: "
+                    "it returns them in the wrong order. backward returns one gradient per forward input, in "
+                    "forward's order."
                 )
     return None
 

@@ -14,7 +14,7 @@ import re
 import sys
 import types
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -936,13 +936,17 @@ def _gradient_like(value) -> bool:
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
 # returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
-# a tensor without the batch dimension ("use out-of-place operators"); or advice that points away from the
-# cure: allow_unused=True for a tensor the result was not computed from.
+# a tensor without the batch dimension ("use out-of-place operators"), vmap refusing .item(), a dirty input
+# not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless); or advice
+# that points away from the cure: allow_unused=True for a tensor the result was not computed from.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "returned as-is as output is being saved for backward",
     "in extra_args that has more elements than `self`",
     "appears to not have been used in the graph",
+    "calling .item() on a Tensor",
+    "marked as dirty during the forward method were not returned",
+    "has been modified by an inplace operation",
 )
 
 
@@ -966,6 +970,8 @@ def known_error_hint(error: Exception) -> str:
         or _changed_in_place_under_vmap(error)
         or _captured_changed_in_place(error)
         or _converted_to_a_number(error)
+        or _taken_out_of_torch(error)
+        or _dirty_input_not_returned(error)
         or _jacobian_built(error)
         or _float32_among_float64(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
@@ -985,6 +991,54 @@ def _float32_among_float64(error: Exception) -> str:
         "torch.tensor(...) of a value) among the float64 tensors it is given, and torch multiplies "
         "matrices and vectors of one dtype only. Keep every tensor in the inputs' dtype: no .float(), "
         "dtype=x.dtype, x.new_tensor(...)."
+    )
+
+
+# What a forward returns in place of the input it marked dirty, by the calls its code makes, as the
+# feedback spells them: a view first, since x.tanh_().view_as(x) also changes x in place.
+_NOT_THE_INPUT = {
+    "view_as": "a view of it (`.view_as()`)",
+    "view": "a view of it (`.view()`)",
+    "reshape": "a view of it (`.reshape()`)",
+    "clone": "a copy of it (`.clone()`)",
+    "detach": "an alias of it (`.detach()`)",
+    "data": "an alias of it (`.data`)",
+}
+
+
+def _dirty_input_not_returned(error: Exception) -> str:
+    """What forward returned in place of the input it marked dirty, read off its code: nothing (no
+    `return`), or a view, copy or alias of that input, none of which is the tensor autograd was told
+    changed; '' where the code shows none of them (the table's general line then speaks)."""
+    if "marked as dirty during the forward method were not returned" not in str(error):
+        return ""
+    applied = _function_applied(error)
+    code = getattr(getattr(applied, "forward", None), "__code__", None)
+    if code is None:
+        return ""
+    own = names_used(applied.forward).own
+    returned = (
+        "nothing: it has no `return`"
+        if _returns_nothing(code)
+        else next((text for name, text in _NOT_THE_INPUT.items() if name in own), "")
+    )
+    if not returned:
+        return ""
+    name = code.co_varnames[0] if code.co_argcount else "x"
+    return (
+        f"\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns {returned}. "
+        f"Return {name} itself, the tensor forward changed in place."
+    )
+
+
+def _returns_nothing(code: types.CodeType) -> bool:
+    """Whether every return of `code` returns None: a function with no `return`, or a bare one."""
+    instructions = list(dis.get_instructions(code))
+    returns = [i for i, instruction in enumerate(instructions) if instruction.opname.startswith("RETURN_")]
+    return bool(returns) and all(
+        (instructions[i].opname == "RETURN_CONST" and instructions[i].argval is None)
+        or (i > 0 and instructions[i - 1].opname == "LOAD_CONST" and instructions[i - 1].argval is None)
+        for i in returns
     )
 
 
@@ -1036,22 +1090,47 @@ def _converted_to_a_number(error: Exception) -> str:
     )
 
 
-def _calls_to_a_number(error: Exception) -> tuple[str, list[str]] | None:
-    """Where `error` was raised, by name, and which of _TO_A_NUMBER's calls that code makes, or None. That
-    code is the innermost frame of the traceback that is the notebook's, neither torch's nor the grader's;
-    else (under torch.func, whose traceback may not reach the rule that raised) the rules of the innermost
-    Function applied."""
+def _calls_to_a_number(
+    error: Exception, making: Callable[[NamesUsed], list[str]] = calls_making_numbers
+) -> tuple[str, list[str]] | None:
+    """Where `error` was raised, by name, and which of the calls `making` finds that code makes (those of
+    _TO_A_NUMBER), or None. That code is the innermost frame of the traceback that is the notebook's,
+    neither torch's nor the grader's; else (under torch.func, whose traceback may not reach the rule that
+    raised) the rules of the innermost Function applied."""
     student = _innermost_notebook_code(error)
     if student is not None:
         used = NamesUsed()
         used.own = _read(student, used, _OWN, None)
-        if calls := calls_making_numbers(used):
+        if calls := making(used):
             return (student.co_name if student.co_name.isidentifier() else "your code"), calls
     applied = _function_applied(error)
     for rule in ("backward", "jvp", "forward", "setup_context") if applied is not None else ():
-        if calls := calls_making_numbers(names_used(getattr(applied, rule))):
+        if calls := making(names_used(getattr(applied, rule))):
             return rule, calls
     return None
+
+
+# torch.func's errors for a tensor whose values were read out of torch, and the calls that read them.
+_WITHOUT_STORAGE = ("doesn't have storage", "calling .item() on a Tensor")
+_OUT_OF_TORCH = {"tolist": "`.tolist()`", "numpy": "`.numpy()`", "item": "`.item()`"}
+
+
+def _taken_out_of_torch(error: Exception) -> str:
+    """Why torch.func could not read a tensor's values: the code that raised calls .tolist(), .numpy() or
+    .item(), named as it calls them; '' where it calls none (the table's general line then speaks)."""
+    if not any(symptom in str(error) for symptom in _WITHOUT_STORAGE):
+        return ""
+    found = _calls_to_a_number(
+        error, lambda used: [t for name, t in _OUT_OF_TORCH.items() if name in used.own]
+    )
+    if not found:
+        return ""
+    where, calls = found
+    return (
+        f"\nLikely cause: {where} calls {' and '.join(calls)}, which reads the values out of torch: "
+        "under torch.func a tensor wraps a batch or a traced value, not plain numbers, and autograd could "
+        "not record the call anyway. Compute with torch operations on the tensors themselves."
+    )
 
 
 def _innermost_notebook_code(error: Exception) -> types.CodeType | None:

@@ -263,6 +263,10 @@ def _first_derivative(record, name, names, outputs, inputs, grad_outs) -> None:
         record["backward_error"] = error
     else:
         record["grads"] = [arrays.tree(g) for g in grads]
+        # A grad_out reduced to one number is named as the code reduced it: .sum().item(), not .sum() alone.
+        cls = diagnose.function_class(outputs[0]) if isinstance(outputs[0], torch.Tensor) else None
+        if cls is not None:
+            record["making_numbers"] = diagnose.calls_making_numbers(diagnose.names_used(cls.backward))
 
 
 def _grad_outs_after_a_first_backward(record, name, names, function, inputs, grad_outs) -> None:

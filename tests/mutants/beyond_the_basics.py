@@ -69,7 +69,7 @@ MUTANTS = [
         "forward_in_numpy",
         {_FORWARD, _FIRST, _SECOND, _TORCH_FUNC},
         ("return w * x**2", "return torch.from_numpy(w.detach().numpy() * x.detach().numpy() ** 2)"),
-        says=("the Function computes in NumPy", "leaves torch (.numpy())"),
+        says=("the Function computes in NumPy", "Likely cause: forward calls `.numpy()`"),
     ),
     # autograd wants the tensors themselves, and refuses the tuple that holds them.
     _scaled_square(
@@ -143,7 +143,7 @@ MUTANTS = [
     # visible tests, where out / x**2 is nan.
     _scaled_square(
         "recomputes_w_from_the_output",
-        {_SAVES, _TORCH_FUNC},
+        {_SAVES, _FIRST, _TORCH_FUNC},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, output)"),
         (_SAVED, "x, out = ctx.saved_tensors\n        w = out / x**2"),
         says=(
@@ -285,12 +285,16 @@ MUTANTS = [
         (_GRAD_W, "grad_w = -grad_out * x**2 if ctx.needs_input_grad[1] else None"),
         says="this derivative has the wrong sign",
     ),
-    # The right order with a wrong formula in w's place: the feedback blames that formula, not the order.
+    # The right order with a wrong formula in w's place: the feedback blames that formula, not the order,
+    # and the needs_input_grad test does not take the gradient returned for w for a grad_x thrown away.
     _scaled_square(
         "grad_w_with_grad_xs_formula",
         {_FIRST, _SECOND},
         (_GRAD_W, "grad_w = grad_out * 2 * w * x if ctx.needs_input_grad[1] else None"),
-        says=("First derivative with respect to w is wrong", "the derivative formula in backward is wrong"),
+        says=(
+            "First derivative with respect to w is wrong",
+            "grad_w is grad_out * 2 * w * x, grad_x's formula",
+        ),
     ),
     # Under torch.func's grad, which differentiates x alone, grad_x comes back in w's place and x gets none.
     _scaled_square(
@@ -298,10 +302,9 @@ MUTANTS = [
         {_FIRST, _SECOND, _TORCH_FUNC, _NEEDS_INPUT_GRAD},
         ("return grad_x, grad_w", "return grad_w, grad_x"),
         says=(
-            "the gradient for w in the place of x",
-            "backward returns the gradients in the wrong order",
-            "backward returned None for x and grad_x (grad_out * 2 * w * x) for w: it returns the gradients "
-            "in the wrong order",
+            "the gradient for w in the place of x: it returns them in the wrong order",
+            "it returns them in the wrong order: backward returns one gradient per forward input, in "
+            "forward's order",
         ),
     ),
     # Its gradients are right; autograd may hand the grad_out it changed to other nodes, and in a double
@@ -419,11 +422,20 @@ MUTANTS = [
     # Right wherever x is not 0: the visible tests' x runs through 0, where out / x is nan.
     _scaled_square(
         "grad_x_divides_the_output_by_x",
-        {_TORCH_FUNC},
+        {_FIRST, _TORCH_FUNC},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, w, output)"),
         (_SAVED, "x, w, out = ctx.saved_tensors"),
         (_GRAD_X, _GRAD_X.replace("grad_out * 2 * w * x", "grad_out * 2 * out / x")),
         says="a division by x, which is 0 there",
+    ),
+    # Right wherever w is not 0: the first-derivative tests' x and w run through 0, where out / w is nan.
+    _scaled_square(
+        "grad_w_divides_the_output_by_w",
+        {_FIRST},
+        ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, w, output)"),
+        (_SAVED, "x, w, out = ctx.saved_tensors"),
+        (_GRAD_W, _GRAD_W.replace("grad_out * x**2", "grad_out * out / w")),
+        says="Likely cause: a division by w, which is 0 there",
     ),
     _scaled_square(
         "zeros_instead_of_none",
@@ -475,6 +487,28 @@ MUTANTS = [
             "(as when it is computed from w.detach() or w.data), so torch.func's mixed second derivative",
             "backward uses `.detach()`",
         ),
+    ),
+    # .tolist() copies x's values out of the graph: grad_x is cut from x, and torch.func's tensors under
+    # vmap have no values of their own to list.
+    _scaled_square(
+        "tolist_in_backward",
+        {_SECOND, _TORCH_FUNC},
+        (_GRAD_X, _GRAD_X.replace("* x if", "* torch.tensor(x.tolist(), dtype=torch.float64) if")),
+        says=("backward uses `.tolist()`", "Likely cause: backward calls `.tolist()`"),
+    ),
+    # grad_out summed to a Python number: the weights are lost, and so is the graph through grad_out.
+    _scaled_square(
+        "multiplies_by_grad_out_summed_to_a_number",
+        {_FIRST, _SECOND, _TORCH_FUNC},
+        (_GRAD_X, _GRAD_X.replace("grad_out * 2", "grad_out.sum().item() * 2")),
+        says=("reduced to one number (.sum().item())", "Likely cause: backward calls `.item()`"),
+    ),
+    # grad_x computed unrecorded: the second derivative keeps only grad_w's terms, wrong but not 0.
+    _scaled_square(
+        "computes_grad_x_under_no_grad",
+        {_SECOND, _TORCH_FUNC},
+        (_GRAD_X, f"with torch.no_grad():\n            {_GRAD_X}"),
+        says=("backward uses `torch.no_grad()`", "so the second derivative is not 0"),
     ),
     # Right, and right under torch.autograd; under vmap the 2 * x it changes in place has no batch
     # dimension, while grad_out has one. torch's error is cut to its first sentence before the cause.
@@ -592,7 +626,7 @@ MUTANTS = [
         "tanhinplace_returns_the_data_alias",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "return x.data.tanh_()"),
-        says="an alias of the input (x.data, x.detach())",
+        says="but forward returns an alias of it (`.data`)",
     ),
     # Right for what it returns; the caller's tensor is left as it was.
     _tanh_in_place(
@@ -644,6 +678,13 @@ MUTANTS = [
             "the first derivative TanhInPlace's backward returns has no path back to x",
             "backward uses `.detach()`, which takes the result out of the graph",
         ),
+    ),
+    # One factor detached: the first derivative is right, the second keeps half its terms, not 0.
+    _tanh_in_place(
+        "tanhinplace_detaches_one_factor",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - result * result.detach())"),
+        says=("backward uses `.detach()`", "is wrong, though not 0: part of the first derivative"),
     ),
     # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
     _tanh_in_place(
@@ -733,6 +774,20 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return 1 - result**2"),
         says=("without multiplying by grad_out", "fed grad_out = 2, backward returned 1 - tanh(x)**2 itself"),
     ),
+    # Marked dirty, but a view of x is returned, not x: autograd refuses it.
+    _tanh_in_place(
+        "returns_a_view_of_the_input_marked_dirty",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("return x.tanh_()", "return x.tanh_().view_as(x)"),
+        says="but forward returns a view of it (`.view_as()`). Return x itself",
+    ),
+    # x changed in place and marked dirty, but never returned.
+    _tanh_in_place(
+        "tanhinplace_forward_without_return",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        ("return x.tanh_()", "x.tanh_()"),
+        says="but forward returns nothing: it has no `return`",
+    ),
     # The error's own suggestion: the output is right in every order, the caller's tensor silently wrong.
     _tanh_in_place(
         "returns_a_view_instead_of_marking_dirty",
@@ -753,7 +808,10 @@ INSTRUCTIONS = {
     "it computes each only if its input requires grad": "computes_grad_x_then_drops_it",
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
-    "so build each gradient as a new tensor, not by changing one in place": "builds_grad_x_in_place",
+    "where `x` is 0 and where `w` is 0 (so no division by `x` or `w`)": "grad_w_divides_the_output_by_w",
+    "build each gradient as a new tensor (`grad_out * ...`), not by changing one in place": (
+        "builds_grad_x_in_place"
+    ),
     "so `grad_x` must stay connected to `w` as well as to `x`": "detaches_w_in_grad_x",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
     "`forward(x)` takes no `ctx`; it": "old_style_tanhinplace",
