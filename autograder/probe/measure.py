@@ -515,8 +515,11 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     # A leaf the answer made and left in a cycle is out of its result's reach: only `made` still sees it.
     cycle = diagnose.tensor_in_a_gradient_cycle([t for _, t in leaves] + made.tensors)
     measurement["gradient_cycle"] = cycle is not None
-    measurement["written_in"] = bool(tensors) and all(made.written_in(tensor) for tensor in tensors)
-    measurement["grads_written_in"] = [made.written_in(leaf.grad) for _, leaf in leaves]
+    # Numbers written in are the student's own only where the function checked is: a test cell's wrapper
+    # may build its result with torch.tensor from what the student's code computed.
+    own = "student" in request["function"]
+    measurement["written_in"] = own and bool(tensors) and all(made.written_in(tensor) for tensor in tensors)
+    measurement["grads_written_in"] = [own and made.written_in(leaf.grad) for _, leaf in leaves]
     if cycle is not None:
         measurement["cycle_in"] = {
             "label": next((label for label, leaf in leaves if leaf is cycle), None),

@@ -438,9 +438,6 @@ INSTRUCTIONS = {
     "decide for each call whether it needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
-    "every later gradient call through `hidden`, even `torch.autograd.grad`, fills `hidden.grad` again": (
-        "hidden_clears_hidden_grad_after_backward"
-    ),
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
     "Both are tensors": "derivatives_return_items",
