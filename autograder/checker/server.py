@@ -185,7 +185,12 @@ def _measure_in_child(header: dict, test: bytes, answer: bytes, probe: dict, nam
         except measure.UsesReference:
             return {"refused": measure.USES_REFERENCE}
         _, builder, _ = cloudpickle.loads(test) if header["kind"] == "result" else (None, None, None)
-        request = probe | {"kind": header["kind"], "name": header["name"], "names": names}
+        request = probe | {
+            "kind": header["kind"],
+            "name": header["name"],
+            "names": names,
+            "function": header.get("function", {}),
+        }
         return measure.measure(request | {"where": header["where"]}, function, builder)
 
     return work

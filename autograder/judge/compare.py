@@ -897,7 +897,7 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
         cause = "a gradient made with create_graph=True was assigned to .grad; assign its .detach() instead."
     else:
         cause = (
-            ".backward(create_graph=True) (with inputs= or not) stores the gradient in .grad, graph and all; "
+            ".backward(create_graph=True) stores the gradient in .grad, graph and all; "
             "torch.autograd.grad returns it and stores nothing."
         )
     raise FailedCheckError(

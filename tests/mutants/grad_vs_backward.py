@@ -166,6 +166,8 @@ MUTANTS = [
         "hidden_writes_the_number_in",
         ("return curvature", "return torch.full_like(hidden, 12.5)"),
         says="the result is numbers written in",
+        # The student's kernel tells the checker whose function it checks, as the class grader's judge does.
+        by_nbgrader=True,
     ),
     _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
     # derivatives_at: autograd.grad twice, the first recorded.
@@ -435,7 +437,7 @@ INSTRUCTIONS = {
     "as a tensor autograd can differentiate again": "hidden_forgets_create_graph",
     "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
     "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
-    "decide for each call whether it needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
+    "every call here needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
