@@ -102,8 +102,8 @@ _MORE_THAN_ONCE = (
 
 _NEVER = (
     "f's second derivative was never applied: the gradient was not differentiated again with respect to x, "
-    "as when hvp returns the gradient, or a finite difference of gradients, (∇f(x + εv) - ∇f(x)) / ε, "
-    "which only approximates H·v. Take the gradient with create_graph=True and differentiate it once more, "
+    "as when hvp returns the gradient, or a finite difference of gradients (forward or central), which only "
+    "approximates H·v. Take the gradient with create_graph=True and differentiate it once more, "
     "with grad_outputs=v."
 )
 

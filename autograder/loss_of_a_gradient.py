@@ -12,9 +12,8 @@ import torch
 from autograder.probe.refused import AnswerRefusedError
 
 _ELSEWHERE = (
-    "f was evaluated away from x, as a finite difference (f(x + h) - f(x - h)) / 2h does: that only "
-    "approximates f'(x). Take the exact derivative from autograd: torch.autograd.grad(f(x), x, "
-    "create_graph=True)."
+    "f was evaluated away from x, as a finite difference does: that only approximates f'(x). Take the "
+    "exact derivative from autograd: torch.autograd.grad(f(x), x, create_graph=True)."
 )
 
 

@@ -528,6 +528,6 @@ INSTRUCTIONS = {
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
-    "section 2's forward difference fails the first check as well": "hvp_by_forward_difference",
-    "a central one": "hvp_by_finite_difference",
+    "forward as in section 2": "hvp_by_forward_difference",
+    "or central, never applies it: it fails too": "hvp_by_finite_difference",
 }
