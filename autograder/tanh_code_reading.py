@@ -8,7 +8,7 @@ import dis
 
 import torch
 
-from autograder.probe.diagnose import names_used, where_it_saves
+from autograder.probe.diagnose import COPIES, copies_it_saves, names_used, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -33,7 +33,6 @@ def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Ten
 
 # Calls that give a tensor's values without its history or its tangent, in the order a message names them:
 # a call that leaves torch comes after the one that detached what it was given.
-_COPIES = {"detach": "`.detach()`", "data": "`.data`", "clone": "`.clone()`"}
 _CUTS = {
     "detach": "`.detach()`",
     "data": "`.data`",
@@ -67,8 +66,8 @@ def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rul
     made = "gradient" if rule == "backward" else "tangent"
     where = where_it_saves(function)
     saving = names_used(getattr(function, where)).everywhere - _SAVING - {"torch"}
-    copies = [text for name, text in _COPIES.items() if name in saving]
-    if saving - set(_COPIES):
+    copies = copies_it_saves(function)
+    if saving - set(COPIES):
         detached = " of a detached input" if copies else ""
         return (
             f"{where} saves a tanh it computed itself{detached} (torch.tanh(inputs[0])), which has no link "

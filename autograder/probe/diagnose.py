@@ -651,6 +651,17 @@ def where_it_saves(function: type[torch.autograd.Function]) -> str:
     )
 
 
+# Calls that copy a tensor's values without its history or its tangent, in the order a message names them.
+COPIES = {"detach": "`.detach()`", "data": "`.data`", "clone": "`.clone()`"}
+
+
+def copies_it_saves(function: type[torch.autograd.Function]) -> list[str]:
+    """The copying calls (COPIES) in the code of where the Function fills ctx: a tensor saved through one
+    of them has no history, and its code tells which one, where the saved tensor alone cannot."""
+    used = names_used(getattr(function, where_it_saves(function))).everywhere
+    return [text for name, text in COPIES.items() if name in used]
+
+
 def _kept_on_ctx(output: torch.Tensor) -> dict[str, torch.Tensor]:
     """The tensors the Function behind `output` kept as plain attributes of ctx, by attribute name."""
     return {
@@ -675,6 +686,12 @@ def cut_from_graph(output: torch.Tensor) -> str:
             "return an intermediate as an extra output (and save that)."
         )
     if _saved_without_history(output):
+        copies = copies_it_saves(cls)
+        if copies:
+            return (
+                f"Likely cause: {where} saved a tensor with no history: a copy ({' and '.join(copies)} in "
+                f"{where}) in place of the tensor itself. Save the inputs and outputs themselves."
+            )
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
             "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself. "
@@ -937,8 +954,9 @@ def _gradient_like(value) -> bool:
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
 # returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
 # a tensor without the batch dimension ("use out-of-place operators"), vmap refusing .item(), a dirty input
-# not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless); or advice
-# that points away from the cure: allow_unused=True for a tensor the result was not computed from.
+# not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless), a
+# torch.func transform refusing to change a captured tensor in place (whose rewrite advice the cause gives);
+# or advice that points away from the cure: allow_unused=True for a tensor the result was not computed from.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "returned as-is as output is being saved for backward",
@@ -947,6 +965,7 @@ _FIRST_SENTENCE_SAYS_IT = (
     "calling .item() on a Tensor",
     "marked as dirty during the forward method were not returned",
     "has been modified by an inplace operation",
+    "attempted to call in-place operation",
 )
 
 
@@ -1170,7 +1189,7 @@ def _saved_tensors_miscounted(error: Exception) -> str:
     ):
         return nothing
     if entry.tb_frame.f_code.co_name == "jvp":
-        return (
+        return _saved_nothing_for_forward(entry.tb_frame) or (
             "\nLikely cause: in jvp, ctx.saved_tensors holds what ctx.save_for_forward saved, not what "
             "ctx.save_for_backward saved, and jvp unpacks another count. Save every tensor jvp needs in one "
             "ctx.save_for_forward call in setup_context (ctx.save_for_forward(output)), and unpack them in "
@@ -1246,6 +1265,23 @@ def _saved_nothing_for_backward(frame: types.FrameType) -> str:
     return (
         f"\nLikely cause: {where} never calls ctx.save_for_backward, so backward's ctx.saved_tensors is "
         "empty. Save every tensor backward needs there, in one ctx.save_for_backward call."
+    )
+
+
+def _saved_nothing_for_forward(frame: types.FrameType) -> str:
+    """Why jvp found nothing in ctx.saved_tensors, where the Function's code never calls
+    ctx.save_for_forward: no count was wrong, the call is missing. '' where the code does call it, or the
+    Function cannot be found."""
+    function = _function_running(frame)
+    if function is None:
+        return ""
+    where = where_it_saves(function)
+    if "save_for_forward" in names_used(getattr(function, where)).own:
+        return ""
+    return (
+        f"\nLikely cause: {where} never calls ctx.save_for_forward, so jvp's ctx.saved_tensors is empty: "
+        "it holds what ctx.save_for_forward saved, not what ctx.save_for_backward saved. Save what jvp "
+        "needs there with ctx.save_for_forward(output)."
     )
 
 

@@ -655,8 +655,8 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.data)"),
         says=(
             "backward still ran, on the changed values, so what it read was not the output saved",
-            "setup_context saved a tensor with no history: an intermediate it computed (setup_context "
-            "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself",
+            "setup_context saved a tensor with no history: a copy (`.data` in setup_context) in place of "
+            "the tensor itself",
         ),
     ),
     _tanh_in_place(

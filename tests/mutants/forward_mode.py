@@ -129,6 +129,12 @@ MUTANTS = [
         (_SAVE, "ctx.save_for_backward(output.clone())\n        ctx.save_for_forward(output.clone())"),
         says=("`.clone()` in setup_context", "setup_context saves a tensor made with `.clone()`"),
     ),
+    _tanh(
+        "saves_detached_outputs_for_both_rules",
+        {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
+        (_SAVE, "ctx.save_for_backward(output.detach())\n        ctx.save_for_forward(output.detach())"),
+        says=("a copy (`.detach()` in setup_context)", "`.detach()` in setup_context"),
+    ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
     _tanh(
@@ -529,4 +535,11 @@ INSTRUCTIONS = {
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Save the output itself, not a copy of it": "saves_a_copy_for_forward",
+    "`output.detach()` never has history": "saves_detached_outputs_for_both_rules",
+    "read from a ctx attribute, it escapes autograd's check that the output was not changed in place": (
+        "saves_the_output_on_ctx"
+    ),
+    "with nothing saved by `save_for_backward`, the counts saved for the two rules differ": (
+        "backward_reads_a_ctx_attribute"
+    ),
 }
