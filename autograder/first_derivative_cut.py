@@ -29,8 +29,9 @@ def refuse_a_first_derivative_cut_from_x(output: torch.Tensor, x: torch.Tensor, 
         )
     if _derivative_along_the_graph(first, x) is None:
         raise AnswerRefusedError(
-            f"the first derivative {name}'s backward returns has no path back to x, so torch.func's second "
-            f"derivative through it is 0, silently.\n{diagnose.cut_from_graph(output)}"
+            f"the first derivative in x that {name}'s backward returns has no path back to x, so torch.func, "
+            f"which this test uses, gives 0 for the second derivative through it, silently.\n"
+            f"{diagnose.cut_from_graph(output)}"
         )
 
 
@@ -45,8 +46,9 @@ def refuse_a_first_derivative_in_x_cut_from_w(
     if first is not None and _derivative_along_the_graph(first, w) is None:
         raise AnswerRefusedError(
             f"grad_x, the first derivative in x that {name}'s backward returns, has no path back to w (as "
-            "when it is computed from w.detach() or w.data), so torch.func's mixed second derivative "
-            f"through it, d/dw of d/dx, is 0, silently.\n{diagnose.cut_from_graph(output)}"
+            "when it is computed from w.detach() or w.data), so torch.func, which this test uses, gives 0 "
+            f"for the mixed second derivative through it, d/dw of d/dx, silently.\n"
+            f"{diagnose.cut_from_graph(output)}"
         )
 
 

@@ -85,11 +85,15 @@ def refuse_tanh_of_tanh(
     tanh(x), in backward or when saving one (after forward, x holds tanh(x)). Input and output are one
     tensor, so this holds whichever of them was saved; where only backward calls tanh, it took it."""
     x = x.detach()
-    if not torch.allclose(slope, 1 - torch.tanh(x) ** 2) and torch.allclose(
-        slope, 1 - torch.tanh(torch.tanh(x)) ** 2
-    ):
+    expected = 1 - torch.tanh(x) ** 2
+    if not torch.allclose(slope, expected) and torch.allclose(slope, 1 - torch.tanh(torch.tanh(x)) ** 2):
         cause = _TANH_OF_TANH_IN_BACKWARD if _takes_tanh_in_backward_only(function) else _TANH_OF_TANH
-        raise AnswerRefusedError(f"{what} {cause}")
+        worst = int((slope - expected).abs().reshape(-1).argmax())
+        at = f" at x = {x.reshape(-1)[worst].item():g}" if x.numel() > 1 else ""
+        raise AnswerRefusedError(
+            f"{what} is wrong: expected {expected.reshape(-1)[worst].item():.6g}, got "
+            f"{slope.reshape(-1)[worst].item():.6g}{at}.\nLikely cause: its first derivative {cause}"
+        )
 
 
 def _takes_tanh_in_backward_only(function: type[torch.autograd.Function]) -> bool:

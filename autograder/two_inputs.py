@@ -17,8 +17,8 @@ from autograder.probe.refused import AnswerRefusedError
 
 # What every check says of a backward returning (grad_w, grad_x): the order, not a formula, is wrong.
 IN_ORDER = (
-    "backward returns (grad_w, grad_x), so it returns them in the wrong order: backward returns one "
-    "gradient per forward input, in forward's order. Return grad_x, grad_w"
+    "backward returns (grad_w, grad_x), in the wrong order: backward returns one gradient per forward "
+    "input, in forward's order. Return grad_x, grad_w"
 )
 
 

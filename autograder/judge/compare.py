@@ -341,8 +341,8 @@ def _lost_incoming_gradient(label: str, record: dict) -> str:
 
 # Why a second derivative is wrong but not 0 where backward takes part of its work out of the graph.
 _PARTLY = (
-    "The rest of backward is still recorded, so the second derivative is not 0: it lacks the terms of what "
-    "was computed so."
+    "torch.autograd, which this test uses, still records the rest of backward, so its second derivative "
+    "is not 0, but it lacks the terms of the part taken out of the graph."
 )
 
 

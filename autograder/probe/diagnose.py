@@ -1036,18 +1036,31 @@ def _dirty_input_not_returned(error: Exception) -> str:
     if code is None:
         return ""
     own = names_used(applied.forward).own
+    name = code.co_varnames[0] if code.co_argcount else "x"
     returned = (
         "nothing: it has no `return`"
         if _returns_nothing(code)
-        else next((text for name, text in _NOT_THE_INPUT.items() if name in own), "")
+        else next((text for call, text in _NOT_THE_INPUT.items() if call in own), "")
     )
-    if not returned:
+    if returned:
+        return (
+            f"\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns {returned}. "
+            f"Return {name} itself, the tensor forward changed in place."
+        )
+    in_place = _in_place_twin(own)
+    if not in_place:
         return ""
-    name = code.co_varnames[0] if code.co_argcount else "x"
     return (
-        f"\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns {returned}. "
-        f"Return {name} itself, the tensor forward changed in place."
+        f"\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns a new tensor. "
+        f"Change {name} itself in place and return it: `return {name}.{in_place}()`."
     )
+
+
+def _in_place_twin(own: set[str]) -> str:
+    """The in-place form of the one out-of-place tensor call forward makes (tanh for tanh_), so that the
+    advice names the exercise's own call; '' where forward makes none, or several."""
+    twins = {f"{call}_" for call in own if not call.endswith("_") and hasattr(torch.Tensor, f"{call}_")}
+    return twins.pop() if len(twins) == 1 else ""
 
 
 def _returns_nothing(code: types.CodeType) -> bool:
@@ -1719,9 +1732,8 @@ _ERROR_HINTS = {
         "gradient cannot be differentiated again. Return the gradient as computed, without .detach()."
     ),
     "marked as dirty during the forward method were not returned as output": (
-        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns another tensor: "
-        "a new one (x * 2) or an alias of the input (x.data, x.detach()), even one changed in place. "
-        "Change the input itself in place and return it (x.mul_(2))."
+        "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns another tensor, "
+        "a new one or an alias (x.data, x.detach()). Change the input itself in place and return it."
     ),
     "returned an incorrect number of gradients": (
         "\nLikely cause: the backward the error names returns a count of gradients other than its "

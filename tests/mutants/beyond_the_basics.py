@@ -303,7 +303,7 @@ MUTANTS = [
         ("return grad_x, grad_w", "return grad_w, grad_x"),
         says=(
             "the gradient for w in the place of x: it returns them in the wrong order",
-            "it returns them in the wrong order: backward returns one gradient per forward input, in "
+            "(grad_w, grad_x), in the wrong order: backward returns one gradient per forward input, in "
             "forward's order",
         ),
     ),
@@ -455,13 +455,30 @@ MUTANTS = [
         "once_differentiable_backward",
         {_SECOND, _TORCH_FUNC},
         (_BACKWARD, "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_out):"),
-        says=("@once_differentiable", "so torch.func's second derivative through it is 0, silently"),
+        says=(
+            "@once_differentiable",
+            "so torch.func, which this test uses, gives 0 for the second derivative through it, silently",
+        ),
     ),
     _scaled_square(
         "detach_in_backward",
         {_SECOND, _TORCH_FUNC},
         (_SAVED, "x, w = (saved.detach() for saved in ctx.saved_tensors)"),
-        says=("backward uses `.detach()`", "so torch.func's second derivative through it is 0, silently"),
+        says=(
+            "backward uses `.detach()`",
+            "so torch.func, which this test uses, gives 0 for the second derivative through it, silently",
+        ),
+    ),
+    # grad_w still leads back to x, so torch.autograd's second derivative is wrong but not 0; torch.func's
+    # grad(grad(...)) in x follows grad_x alone, cut from x, and gets 0.
+    _scaled_square(
+        "detaches_x_in_grad_x",
+        {_SECOND, _TORCH_FUNC},
+        (_GRAD_X, "grad_x = grad_out * 2 * w * x.detach() if ctx.needs_input_grad[0] else None"),
+        says=(
+            "torch.autograd, which this test uses",
+            "so torch.func, which this test uses, gives 0 for the second derivative through it, silently",
+        ),
     ),
     # .item() works on a one-element tensor only: beyond shape (), torch's error needs the cause named.
     _scaled_square(
@@ -484,7 +501,8 @@ MUTANTS = [
         says=(
             "grad_x computed with create_graph=True does not depend on w",
             "grad_x, the first derivative in x that ScaledSquare's backward returns, has no path back to w "
-            "(as when it is computed from w.detach() or w.data), so torch.func's mixed second derivative",
+            "(as when it is computed from w.detach() or w.data), so torch.func, which this test uses, "
+            "gives 0 for the mixed second derivative",
             "backward uses `.detach()`",
         ),
     ),
@@ -508,7 +526,7 @@ MUTANTS = [
         "computes_grad_x_under_no_grad",
         {_SECOND, _TORCH_FUNC},
         (_GRAD_X, f"with torch.no_grad():\n            {_GRAD_X}"),
-        says=("backward uses `torch.no_grad()`", "so the second derivative is not 0"),
+        says=("backward uses `torch.no_grad()`", "torch.autograd, which this test uses"),
     ),
     # Right, and right under torch.autograd; under vmap the 2 * x it changes in place has no batch
     # dimension, while grad_out has one. torch's error is cut to its first sentence before the cause.
@@ -611,7 +629,7 @@ MUTANTS = [
         "tanhinplace_returns_a_new_tensor",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         ("return x.tanh_()", "return torch.tanh(x)"),
-        says="Change the input itself in place and return it",
+        says="Change x itself in place and return it: `return x.tanh_()`",
     ),
     # The caller holds one tensor: a second output, here x's old values, has nowhere to go.
     _tanh_in_place(
@@ -665,7 +683,7 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.clone())"),
         says=(
             "setup_context saved a copy of the output (as output.clone() makes), not the output itself",
-            "torch.func's second derivative through it is 0, silently",
+            "torch.func, which this test uses, gives 0 for the second derivative through it, silently",
             "setup_context saved a tensor with no history",
         ),
     ),
@@ -675,7 +693,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
         says=(
-            "the first derivative TanhInPlace's backward returns has no path back to x",
+            "the first derivative in x that TanhInPlace's backward returns has no path back to x",
             "backward uses `.detach()`, which takes the result out of the graph",
         ),
     ),
@@ -736,7 +754,8 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         # The code shows backward took tanh again: the message says no more than to use what it saved.
         says=(
-            "TanhInPlace on x of shape (): its first derivative is 1 - tanh(tanh(x))**2",
+            "TanhInPlace on x of shape (): its first derivative is wrong: expected",
+            "Likely cause: its first derivative is 1 - tanh(tanh(x))**2",
             "was taken of a tensor that already holds tanh(x): use the saved result as it is, "
             "grad_out * (1 - result**2)",
         ),
