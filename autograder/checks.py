@@ -211,18 +211,29 @@ def _ask(
 
 
 def _defined_by_the_test(function: Callable) -> bool:
-    """Whether the test cell calling the check defined `function` (a wrapper around the student's code),
-    as the class grader's judge tells a test cell's own definitions from the notebook's names: only the
-    student's own function is answerable for how it made its values (numbers written in). It changes what
-    a failed check's message names, never whether it fails."""
+    """Whether the test calling the check defined `function` (a wrapper around the student's code, made
+    by the test cell's own code) or took it from this package, as the class grader's judge tells a test
+    cell's definitions from the notebook's names: only the student's own function is answerable for how it
+    made its values (numbers written in). It changes what a failed check's message names, never whether
+    it fails."""
     code = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__code__", None)
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
         frame = frame.f_back
-    return (
-        isinstance(code, types.CodeType)
-        and frame is not None
-        and code.co_filename == frame.f_code.co_filename
+    if not isinstance(code, types.CodeType) or frame is None:
+        return False
+    return code.co_filename.startswith(_PACKAGE) or _made_by(frame.f_code, code)
+
+
+# Where this package's code lives: a function from here is the test's, never the student's.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _made_by(outer: types.CodeType, code: types.CodeType) -> bool:
+    """Whether running `outer` defines `code`: it is among its constants, or theirs (a nested function)."""
+    return any(
+        const is code or (isinstance(const, types.CodeType) and _made_by(const, code))
+        for const in outer.co_consts
     )
 
 
