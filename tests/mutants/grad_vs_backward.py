@@ -206,7 +206,7 @@ MUTANTS = [
     _derivatives(
         "derivatives_differentiate_y_twice",
         (_SECOND, "(second,) = torch.autograd.grad(y, w1)"),
-        says="the second call differentiates y again, not the first derivative",
+        says="the derivative by w1 is taken of y, not of dy/db2",
     ),
     _derivatives(
         "derivatives_return_items",
