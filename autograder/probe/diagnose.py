@@ -652,7 +652,7 @@ def where_it_saves(function: type[torch.autograd.Function]) -> str:
 
 
 # Calls that copy a tensor's values without its history or its tangent, in the order a message names them.
-COPIES = {"detach": "`.detach()`", "data": "`.data`", "clone": "`.clone()`"}
+COPIES = {name: _CUTTING_CALLS[name] for name in ("detach", "data")} | {"clone": "`.clone()`"}
 
 
 def copies_it_saves(function: type[torch.autograd.Function]) -> list[str]:
@@ -1144,7 +1144,7 @@ def _calls_to_a_number(
 
 # torch.func's errors for a tensor whose values were read out of torch, and the calls that read them.
 _WITHOUT_STORAGE = ("doesn't have storage", "calling .item() on a Tensor")
-_OUT_OF_TORCH = {"tolist": "`.tolist()`", "numpy": "`.numpy()`", "item": "`.item()`"}
+_OUT_OF_TORCH = {"tolist": _CUTTING_CALLS["tolist"], "numpy": "`.numpy()`", "item": _CUTTING_CALLS["item"]}
 
 
 def _taken_out_of_torch(error: Exception) -> str:
