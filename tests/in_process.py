@@ -67,7 +67,8 @@ def planned(lesson: str) -> list[tuple[str, Check]]:
     """Every check of the lesson's test cells, numbered and seeded as the class grader numbers them."""
     checks: list[tuple[str, Check]] = []
     for grade_id, source in lesson_tests(lesson).items():
-        checks += [(grade_id, check) for check in checks_of(source, SEED, len(checks))]
+        _, cell_checks = checks_of(source, SEED, len(checks))
+        checks += [(grade_id, check) for check in cell_checks]
     return checks
 
 

@@ -9,21 +9,16 @@ fails an answer torch accepts, on purpose, STRICTER names the case and the reaso
 child of this process, on just the definitions it needs (tests/in_process.py): all of them in seconds.
 """
 
-from functools import cache
-
 import pytest
 from alternatives import ALTERNATIVES
-from grading_pipeline import solution_answers
-from in_process import TORCH_CHECKS, Judged, judged, planned
+from in_process import TORCH_CHECKS, Judged, planned
+from judged_answers import SOLUTION, judged_answer, judged_params
 from mutants import MUTANTS
 
 from autograder.course.layout import assignments
 
 # The lessons whose exercises are Functions: their test cells check derivatives.
 LESSONS = [lesson for lesson in assignments() if any(c.kind in TORCH_CHECKS for _, c in planned(lesson))]
-# The Functions a lesson runs under torch.func (vmap(grad(grad(...))), jacfwd, hessian): torch.func runs
-# their backward on a batch of incoming gradients, which is what check_batched_grad tries.
-UNDER_VMAP = {"06_beyond_the_basics": {"ScaledSquare"}, "07_forward_mode": {"Tanh"}}
 
 # Why a check fails an answer that torch's own checks pass.
 _AGAINST_THE_REFERENCE = (
@@ -166,32 +161,24 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
 }
 
 
-def _answers(lesson: str) -> dict:
-    return {answer.name: answer for answer in [*MUTANTS[lesson], *ALTERNATIVES[lesson]]}
+def _judged(lesson: str, name: str) -> list[Judged]:
+    """The checks of derivatives on one answer ('solution', a mutant or an alternative)."""
+    return [result for result in judged_answer(lesson, name) if result.kind in TORCH_CHECKS]
 
 
-@cache
-def _judged(lesson: str, name: str) -> tuple[Judged, ...]:
-    """The lesson's checks of derivatives on one answer ('solution', a mutant or an alternative)."""
-    solution = solution_answers(lesson)
-    answers = solution if name == "solution" else _answers(lesson)[name].apply(solution)
-    return tuple(judged(lesson, answers, kinds=set(TORCH_CHECKS), batched=UNDER_VMAP.get(lesson, set())))
+def _mutants(lesson: str) -> list[str]:
+    return [mutant.name for mutant in MUTANTS[lesson]]
 
 
-def _params(names_of) -> list:
-    return [
-        pytest.param(lesson, name, id=f"{lesson}-{name}") for lesson in LESSONS for name in names_of(lesson)
-    ]
-
-
-@pytest.mark.parametrize(("lesson", "name"), _params(lambda lesson: [m.name for m in MUTANTS[lesson]]))
+@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, _mutants))
 def test_an_answer_torch_rejects_fails_that_check(lesson, name):
     lenient = [r for r in _judged(lesson, name) if r.torch_rejects and r.verdict.passed]
     assert lenient == [], [(r.cell, r.kind, [e for e in r.torch_errors if e]) for r in lenient]
 
 
 @pytest.mark.parametrize(
-    ("lesson", "name"), _params(lambda lesson: ["solution", *(a.name for a in ALTERNATIVES[lesson])])
+    ("lesson", "name"),
+    judged_params(LESSONS, lambda lesson: [SOLUTION, *(a.name for a in ALTERNATIVES[lesson])]),
 )
 def test_a_correct_answer_passes_torchs_checks_and_ours(lesson, name):
     results = _judged(lesson, name)
@@ -200,7 +187,7 @@ def test_a_correct_answer_passes_torchs_checks_and_ours(lesson, name):
     assert [(r.cell, r.kind, r.verdict.message) for r in results if not r.verdict.passed] == []
 
 
-@pytest.mark.parametrize(("lesson", "name"), _params(lambda lesson: [m.name for m in MUTANTS[lesson]]))
+@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, _mutants))
 def test_checks_are_stricter_than_torch_only_where_named(lesson, name):
     stricter = {r.cell for r in _judged(lesson, name) if not r.verdict.passed and not r.torch_rejects}
     named, reason = STRICTER.get((lesson, name), (frozenset(), ""))
@@ -208,4 +195,4 @@ def test_checks_are_stricter_than_torch_only_where_named(lesson, name):
 
 
 def test_every_named_case_is_a_mutant():
-    assert [key for key in STRICTER if key[0] not in LESSONS or key[1] not in _answers(key[0])] == []
+    assert [key for key in STRICTER if key[0] not in LESSONS or key[1] not in _mutants(key[0])] == []

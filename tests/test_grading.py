@@ -1,12 +1,12 @@
 """Every lesson graded two ways: through nbgrader's real pipeline, and by the class grader.
 
 Under plain nbgrader, the solution and every correct answer written otherwise score full marks and the
-untouched release scores zero. The class grader grades those and every mutant, all lessons in one run:
-it must score each of the former exactly as nbgrader does, question for question, and each mutant must
-lose the marks for the mistake it makes, with feedback that names the mistake where the mutant says
-what that is. (Plain nbgrader costs about ten seconds a notebook, the class grader a few: the mutants,
-four in five of the notebooks, are graded by the class grader only. The checks' plain-mode verdicts on
-every kind of mistake and forgery are pinned in test_checks.py and test_check_result.py.)
+untouched release scores zero. The class grader grades those and some of each lesson's mutants, all
+lessons in one run: it must score each notebook exactly as nbgrader does, question for question, and
+each mutant exactly as its checks judge it, reasons included. test_mutants.py judges every mutant so
+(a second or so a mutant, where a whole notebook costs the class grader several and nbgrader ten); the
+checks' plain-mode verdicts on every kind of mistake and forgery are pinned in test_checks.py and
+test_check_result.py.
 """
 
 import os
@@ -20,13 +20,12 @@ from alternatives import ALTERNATIVES
 from claims import CLAIMS
 from filelock import FileLock
 from grading_pipeline import Grades, autograde, solution_answers, submission
+from judged_answers import first_failures
 from mutants import MUTANTS
 from notebook_runs import PNG, SVG, errors, rendered, unexplained_errors, wrote_to_stderr
-from widths import fits
 
 from autograder.course.layout import assignments
 from autograder.records.results import QuestionResult, one_line, read_csv
-from autograder.wire.verdict import WIDTH
 
 LESSONS = assignments()
 _SOLUTION, _RELEASE = "solution", "release"
@@ -35,9 +34,8 @@ _graded: dict[str, Grades] = {}
 
 def _bundles(lesson: str) -> dict[str, list]:
     """The lesson's alternatives packed into as few notebooks as their answer cells allow: each notebook
-    answers every cell at most once, otherwise than the solution where an alternative says how. Plain
-    nbgrader grades the bundles (ten seconds a notebook), and so does the class grader, which must score
-    each question as nbgrader does."""
+    answers every cell at most once, otherwise than the solution where an alternative says how. The
+    class grader grades every bundle; plain nbgrader (ten seconds a notebook) the first, the fullest."""
     bundles: list[list] = []
     for answer in ALTERNATIVES[lesson]:
         bundle = next((b for b in bundles if answer.cell not in {a.cell for a in b}), None)
@@ -47,20 +45,30 @@ def _bundles(lesson: str) -> dict[str, list]:
     return {f"alternatives{number}": bundle for number, bundle in enumerate(bundles, start=1)}
 
 
-def _students(lesson: str) -> list[str]:
-    """Every notebook the class grader grades for the lesson."""
-    return [_SOLUTION, _RELEASE, *_bundles(lesson), *(mutant.name for mutant in MUTANTS[lesson])]
-
-
 def _mutants_by_nbgrader(lesson: str) -> list[str]:
     """The mutants plain nbgrader grades too: those whose test runs differently in the student's kernel."""
     return [mutant.name for mutant in MUTANTS[lesson] if mutant.by_nbgrader]
 
 
+def _mutants_by_class_grader(lesson: str) -> list[str]:
+    """The mutants the class grader grades: those plain nbgrader grades, and for each answer cell the
+    first mutant that says what its mistake is."""
+    first = {}
+    for mutant in MUTANTS[lesson]:
+        if mutant.says:
+            first.setdefault(mutant.cell, mutant.name)
+    return list(dict.fromkeys([*_mutants_by_nbgrader(lesson), *first.values()]))
+
+
+def _students(lesson: str) -> list[str]:
+    """Every notebook the class grader grades for the lesson."""
+    return [_SOLUTION, _RELEASE, *_bundles(lesson), *_mutants_by_class_grader(lesson)]
+
+
 def _graded_by_nbgrader(lesson: str) -> list[str]:
-    """The notebooks plain nbgrader grades too: every one that must score full marks or zero, and the
-    mutants chosen to be."""
-    return [_SOLUTION, _RELEASE, *_bundles(lesson), *_mutants_by_nbgrader(lesson)]
+    """The notebooks plain nbgrader grades too: the solution, the release, the first bundle of
+    alternatives and the mutants chosen to be."""
+    return [_SOLUTION, _RELEASE, *list(_bundles(lesson))[:1], *_mutants_by_nbgrader(lesson)]
 
 
 def _answers(lesson: str, student: str) -> dict[str, str]:
@@ -121,10 +129,20 @@ def test_untouched_release_scores_zero(lesson, student, grades):
     assert grades.exported_totals[student] == 0
 
 
-@pytest.mark.parametrize(("lesson", "student"), _cases(lambda lesson: list(_bundles(lesson))))
+@pytest.mark.parametrize(("lesson", "student"), _cases(lambda lesson: list(_bundles(lesson))[:1]))
 def test_alternative_answers_score_full_marks(lesson, student, grades):
     assert grades.cells[student] == grades.max_points, [answer.name for answer in _bundles(lesson)[student]]
     assert grades.exported_totals[student] == grades.max_total
+
+
+@pytest.mark.parametrize(("lesson", "student"), _cases(lambda lesson: list(_bundles(lesson))))
+def test_class_grader_gives_alternative_answers_full_marks(lesson, student, class_grades):
+    results = class_grades[(lesson, student)]
+    lost = {
+        question: result.reason for question, result in results.items() if result.score < result.max_score
+    }
+    assert results, "the class grader graded no question"
+    assert lost == {}, [answer.name for answer in _bundles(lesson)[student]]
 
 
 @pytest.mark.parametrize(("lesson", "student"), _cases(_mutants_by_nbgrader))
@@ -232,45 +250,14 @@ def test_class_grader_shows_the_lines_each_passing_check_printed_under_nbgrader(
     assert any(by_class_grader.values()) == (student != _RELEASE)
 
 
-def _mutant_cases(chosen=lambda mutant: True):
-    """(lesson, mutant) parameters, in one xdist group: one worker waits for the class grader's run."""
-    return [
-        pytest.param(
-            lesson, mutant, marks=pytest.mark.xdist_group("class-grader"), id=f"{lesson}-{mutant.name}"
-        )
-        for lesson in LESSONS
-        for mutant in MUTANTS[lesson]
-        if chosen(mutant)
-    ]
-
-
-@pytest.mark.parametrize(("lesson", "mutant"), _mutant_cases())
-def test_mutant_loses_the_marks_for_its_mistake(lesson, mutant, class_grades):
-    results = class_grades[(lesson, mutant.name)]
-    assert mutant.loses, "a mutant must lose some marks"
-    assert mutant.loses <= set(results), f"{sorted(mutant.loses - set(results))} are no questions"
-    assert {cell: results[cell].score for cell in mutant.loses} == dict.fromkeys(mutant.loses, 0)
-
-
-@pytest.mark.parametrize(("lesson", "mutant"), _mutant_cases(lambda mutant: bool(mutant.says)))
-def test_feedback_names_the_mutants_mistake(lesson, mutant, class_grades):
-    reasons = {question: class_grades[(lesson, mutant.name)][question].reason for question in mutant.loses}
-    for phrase in mutant.phrases:
-        assert any(phrase in reason for reason in reasons.values()), (phrase, reasons)
-
-
-@pytest.mark.parametrize(
-    "lesson", [pytest.param(lesson, marks=pytest.mark.xdist_group("class-grader")) for lesson in LESSONS]
-)
-def test_every_line_each_mutant_is_shown_fits_the_notebook(lesson, class_grades, tmp_path_factory):
-    """What a student reads of each failed check, in the notebook the class grader hands back: every line
-    broken between words to the notebook's width (test_messages_fit.py pins the breaking itself)."""
-    messages = [
-        output["evalue"]
-        for mutant in MUTANTS[lesson]
-        for cell in _autograded_by_class_grader(tmp_path_factory, lesson, mutant.name).cells
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "error" and output.get("ename") == "AssertionError"
-    ]
-    assert any(len(one_line(message)) > WIDTH for message in messages), "no message needed wrapping"
-    assert [message for message in messages if not fits(message)] == []
+@pytest.mark.parametrize(("lesson", "student"), _cases(_mutants_by_class_grader))
+def test_class_grader_grades_a_mutant_as_its_checks_judge_it(lesson, student, class_grades):
+    """Where test_mutants.py judges the mutant in-process, the class grader runs the whole notebook,
+    confined: the same questions lose their marks, for the same reasons."""
+    results = class_grades[(lesson, student)]
+    failures = first_failures(lesson, student)
+    assert failures, "the mutant loses nothing"
+    lost = {question for question, result in results.items() if result.score < result.max_score}
+    assert lost == set(failures)
+    for question, message in failures.items():
+        assert one_line(results[question].reason).startswith(one_line(message)), question

@@ -209,9 +209,17 @@ class Check:
     hidden: bool = False
 
 
-def checks_of(source: str, seed: int, first_number: int) -> Iterator[Check]:
-    """The cell's checks, each planned with its own seed (`first_number` counts the notebook's checks)."""
+def checks_of(source: str, seed: int, first_number: int) -> tuple[int, Iterator[Check]]:
+    """How many checks the cell makes, and each of them, planned when it is asked for with a seed of its
+    own. `first_number` counts every check of the cells before, run or not: a check after a failure
+    draws the very inputs it would draw after a pass."""
     recorded, _, tree = record_checks(source)
+    return len(recorded), _planned(source, tree, recorded, seed, first_number)
+
+
+def _planned(
+    source: str, tree: ast.Module, recorded: list[_Recorded], seed: int, first_number: int
+) -> Iterator[Check]:
     hidden = autograder.checks.hidden_lines(source)
     for number, call in enumerate(recorded, start=first_number):
         options = dict(call.options)
@@ -276,8 +284,9 @@ def serve(requests_fd: int, replies_fd: int) -> None:
     while (source := read_message(requests)) is not None:
         outputs, hidden, passed = [], False, []
         try:
-            for check in checks_of(source.decode(), seed, number):
-                number += 1
+            count, checks = checks_of(source.decode(), seed, number)
+            number += count
+            for check in checks:
                 write_message(replies, arrays.pack({"probe": check.request}))
                 answer = read_message(requests)
                 if answer is None:
