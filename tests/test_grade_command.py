@@ -24,6 +24,9 @@ from autograder.records.results import Status, read_csv
 from autograder.sandbox import cgroup
 from autograder.wire.verdict import WIDTH
 
+# One worker grades the module's mixed class once, for all the tests that read it.
+pytestmark = pytest.mark.xdist_group("grade_command")
+
 QUESTIONS = {"square_forward": 1.0, "square_first_derivative": 1.0, "square_second_derivative": 2.0}
 FULL_MARKS = sum(QUESTIONS.values())
 _SOURCE_NOTEBOOK = SOURCE / LESSON / f"{LESSON}.ipynb"
