@@ -1,10 +1,10 @@
 """What the tests of lesson 05's hvp(f, x, v), the Hessian-vector product, share.
 
 Both test cells compare the answer with torch's own product and name the usual mistakes by what they
-return. The second also hands hvp an `f` that counts how often its second derivative is applied: one
-H·v needs it once, and building the Hessian, row by row or in one batch, needs it once per row. Only
-custom Functions can count that, in reverse and in forward mode and under vmap, which is why `f` is
-built here rather than written as ordinary torch code.
+return. The second also hands hvp an `f` that counts the backward passes through its gradient (double
+backwards): one H·v needs one, with grad_outputs=v, and building the Hessian, row by row or in one batch,
+one per row. Only custom Functions can count that, in reverse and in forward mode and under vmap, which
+is why `f` is built here rather than written as ordinary torch code.
 """
 
 import torch
@@ -92,26 +92,31 @@ HVP_VALUE_MISTAKES = HVP_MISTAKES | {
 }
 
 
-# Said when hvp applies f's second derivative to a second vector, or to a batch at once.
+# Said when hvp runs a second backward through f's gradient, or one for a batch of vectors at once.
 _MORE_THAN_ONCE = (
-    "f's second derivative was applied more than once, as building the Hessian does. One H·v needs one "
-    "double backward; the Hessian takes one per row, row by row or in one batch "
-    "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)."
+    "your code ran more than one backward through f's gradient, as building the Hessian does: one per "
+    "row of H, row by row or in one batch (torch.autograd.functional.hessian, with or without "
+    "vectorize=True, or torch.func.hessian). One H·v needs one double backward: one pass with grad_outputs=v."
 )
 
+_ONCE_MORE = "Take the gradient with create_graph=True and differentiate it once more, with grad_outputs=v."
+
+# Said when the values come close to H·v with no backward through the gradient: only an approximation does.
+_APPROXIMATED = (
+    "your code ran no backward through f's gradient, as a finite difference of gradients (forward or "
+    f"central) does: that only approximates H·v, whatever the step. {_ONCE_MORE}"
+)
 
 _NEVER = (
-    "f's second derivative was never applied: the gradient was not differentiated again with respect to x, "
-    "as when hvp returns the gradient, or a finite difference of gradients (forward or central), which only "
-    "approximates H·v. Take the gradient with create_graph=True and differentiate it once more, "
-    "with grad_outputs=v."
+    "your code ran no backward through f's gradient: it was not differentiated again with respect to x. "
+    + _ONCE_MORE
 )
 
 
 def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """hvp(f, x, v) for an f from second_derivative_once, refused if it never applied f's second
-    derivative (it approximated H·v instead), or if it applied it more than once, which f stops by raising
-    from inside hvp's own call."""
+    """hvp(f, x, v) for an f from second_derivative_once, refused if it ran no backward through f's
+    gradient (named as a finite difference only where the values come close to H·v), or more than one,
+    which f stops by raising from inside hvp's own call."""
     try:
         product = hvp(f, x, v)
     except RuntimeError:
@@ -119,8 +124,17 @@ def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor
             raise AnswerRefusedError(_MORE_THAN_ONCE) from None
         raise
     if f.second_derivatives_applied() == 0:
-        raise AnswerRefusedError(_NEVER)
+        close = _close_to(product, vhp_by_torch(f, x, v))
+        raise AnswerRefusedError(_APPROXIMATED if close else _NEVER)
     return product
+
+
+def _close_to(product, expected: torch.Tensor) -> bool:
+    """Whether hvp's result is H·v to within what a finite difference's step leaves (loosely: this only
+    picks which cause to name; the value check itself is elsewhere)."""
+    if not isinstance(product, torch.Tensor) or product.shape != expected.shape:
+        return False
+    return torch.allclose(product.detach().to(expected.dtype), expected, rtol=1e-3, atol=1e-6)
 
 
 def second_derivative_once(s: torch.Tensor, c: torch.Tensor):

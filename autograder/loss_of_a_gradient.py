@@ -2,7 +2,8 @@
 
 Every exact way to f'(x), reverse mode or forward, evaluates f at x alone; a finite difference evaluates
 it at x ± h and only approximates f'(x), closely enough with a well-chosen h to pass a comparison of
-values. Watching where f is evaluated tells the two apart whatever h is.
+values. Watching where f is evaluated tells the two apart whatever h is. It also tells a copy of x, the
+slip hvp's pattern invites: f evaluated at a new leaf whose gradient never reaches the parameter.
 """
 
 from collections.abc import Callable
@@ -16,18 +17,44 @@ _ELSEWHERE = (
     "exact derivative from autograd: torch.autograd.grad(f(x), x, create_graph=True)."
 )
 
+_COPY = (
+    "No gradient flows from the result back to x: f was differentiated at a copy of x, a new leaf "
+    "(`.detach().requires_grad_()`) with no path back to it. Here x is the parameter being optimized: "
+    "differentiate with respect to x itself, with no copy (unlike hvp and gradient_penalty)."
+)
+
+
+def _reaches(result: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether result's graph leads back to leaf, read off the graph without running a backward."""
+    seen, nodes = set(), [result.grad_fn]
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is leaf:
+            return True
+        nodes.extend(next_node for next_node, _ in node.next_functions)
+    return False
+
 
 def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.Tensor) -> torch.Tensor:
-    """loss_with_gradient(f, x), refused if it evaluates f anywhere but at x."""
+    """loss_with_gradient(f, x), refused if it evaluates f anywhere but at x, or at a leaf copy of x
+    that the result's graph does not lead back to."""
     at = x.detach().clone()
-    elsewhere = []
+    elsewhere, copies = [], []
 
     def watched(point):
         if point.shape != at.shape or not torch.equal(point.detach(), at):
             elsewhere.append(point.shape)
+        elif point is not x and point.is_leaf and point.requires_grad:
+            copies.append(point)
         return f(point)
 
     loss = loss_with_gradient(watched, x)
     if elsewhere:
         raise AnswerRefusedError(_ELSEWHERE)
+    copied = isinstance(loss, torch.Tensor) and loss.requires_grad and not _reaches(loss, x)
+    if copies and x.requires_grad and copied:
+        raise AnswerRefusedError(_COPY)
     return loss

@@ -59,7 +59,7 @@ MUTANTS = [
         "hvp_uses_torch_hessian",
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
-        says="hvp: f's second derivative was applied more than once, as building the Hessian does",
+        says="hvp: your code ran more than one backward through f's gradient, as building the Hessian does",
     ),
     # vectorize=True and is_grads_batched=True apply the second derivative to every unit vector in one call.
     _hvp(
@@ -138,7 +138,7 @@ MUTANTS = [
         ("return product", "return x.grad"),
         says=".grad adds up",
     ),
-    # Gradients at two points never apply f's second derivative: right for a quadratic, approximate otherwise.
+    # Gradients at two points, no backward through the gradient: right for a quadratic, approximate otherwise.
     _hvp(
         "hvp_by_finite_difference",
         frozenset({_HVP_ONCE}),
@@ -149,7 +149,7 @@ MUTANTS = [
             "    slopes = [torch.autograd.grad(f(p.requires_grad_()), p)[0] for p in (ahead, behind)]\n"
             "    product = (slopes[0] - slopes[1]) / (2 * eps)",
         ),
-        says="f's second derivative was never applied",
+        says="your code ran no backward through f's gradient, as a finite difference of gradients",
     ),
     # Section 2's forward difference: off by about εv·∇(H·v), enough for the values to fail as well.
     _hvp(
@@ -412,6 +412,12 @@ MUTANTS = [
         (_LOSS_SLOPE, "f(x).backward(create_graph=True)\n    slope = x.grad\n    x.grad = None"),
         says="the result includes the value x.grad held before the call",
     ),
+    # hvp's and gradient_penalty's copy, here cutting the loss off from the parameter being optimized.
+    _loss(
+        "loss_differentiates_a_copy_of_x",
+        (_LOSS_SLOPE, f"x = x.detach().requires_grad_()\n    {_LOSS_SLOPE}"),
+        says="differentiate with respect to x itself, with no copy",
+    ),
     _loss(
         "loss_without_create_graph",
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(f(x), x)"),
@@ -524,10 +530,12 @@ INSTRUCTIONS = {
     ),
     "no gradient holds its own graph": "penalty_backward_into_its_own_points",
     "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
+    "(not a copy, unlike in `hvp` and `gradient_penalty`)": "loss_differentiates_a_copy_of_x",
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
     "forward as in section 2": "hvp_by_forward_difference",
-    "or central, never applies it: it fails too": "hvp_by_finite_difference",
+    "or central, takes zero passes: it fails too": "hvp_by_finite_difference",
+    "prefer writing the two calls yourself": "hvp_by_autograd_functional_hvp",
 }
