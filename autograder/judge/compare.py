@@ -554,24 +554,35 @@ def _paired_tensors(want: dict, got) -> list:
 def _made_a_number(want: dict, got: dict, making_numbers) -> str:
     """Why a tensor came back as a Python number, where the code makes a call that does that; else ""."""
     calls = _texts(making_numbers)
-    if not calls or not _number_for_a_tensor(want, got):
+    wanted = _tensors_made_numbers(want, got)
+    if not calls or not wanted:
         return ""
-    return (
-        f"{' or '.join(calls)} turns the tensor into a Python number, which has no graph; return the tensor."
-    )
+    if any(tensor.get("requires_grad") for tensor in wanted):
+        return (
+            f"{' or '.join(calls)} turns the tensor into a Python number, which has no graph; return the "
+            "tensor."
+        )
+    # Where the reference's tensors have no graph, the type is all that is wrong: name the shapes expected.
+    shapes = " and ".join(str(tuple(tensor["tensor"].shape)) for tensor in wanted)
+    several = len(wanted) > 1
+    kind = "tensors (shapes" if several else "a tensor (shape"
+    numbers = "Python numbers" if several else "a Python number"
+    made = " or ".join(calls)
+    return f"{made} turns a tensor into a Python number: return {kind} {shapes}), not {numbers}."
 
 
-def _number_for_a_tensor(want: dict, got: dict) -> bool:
-    """Whether `got` is a number where `want` is a tensor, itself or as an item of the same sequence."""
+def _tensors_made_numbers(want: dict, got: dict) -> list[dict]:
+    """The expected tensors for which `got` holds a number, `want` itself or items of the same sequence."""
     if "tensor" in want:
-        return "number" in got
+        return [want] if "number" in got else []
     wanted, gotten = want.get("items"), got.get("items")
     if not isinstance(wanted, list) or not isinstance(gotten, list):
-        return False
-    return any(
-        isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and "number" in g
+        return []
+    return [
+        w
         for w, g in zip(wanted, gotten, strict=False)
-    )
+        if isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and "number" in g
+    ]
 
 
 def _reduction_missing(want: dict, got: torch.Tensor) -> str:
@@ -692,8 +703,11 @@ def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
 def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> None:
     """`.backward()` fills .grad and adds to it; torch.autograd.grad does neither."""
     known = _how_counted_twice(
-        _zeroing_first(
-            _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]),
+        _no_graph_first(
+            _zeroing_first(
+                _mistakes_giving(expected.get("mistakes", []), "leaf_grads", measurement["leaf_grads"]),
+                measurement,
+            ),
             measurement,
         ),
         measurement,
@@ -784,6 +798,18 @@ def _zeroing_first(causes: list[str], measurement: dict) -> list[str]:
         kept = [cause for cause in causes if "zeroed" not in cause]
         return kept or causes
     return sorted(causes, key=lambda cause: "zero" not in cause)
+
+
+def _no_graph_first(causes: list[str], measurement: dict) -> list[str]:
+    """The causes, only those of a gradient computed without create_graph=True where the code takes a
+    gradient and never passes create_graph (one of them among them): of two mistakes that leave the same
+    .grad (a backward never called, or run on a constant), the code shows which one it makes."""
+    ways = measurement.get("ways_out")
+    ways = ways if isinstance(ways, dict) else {}
+    if ways.get("takes_gradients") is not True or ways.get("create_graph") is True:
+        return causes
+    constant = [cause for cause in causes if "without create_graph=True" in cause]
+    return constant or causes
 
 
 def _how_counted_twice(causes: list[str], measurement: dict) -> list[str]:

@@ -534,10 +534,11 @@ def _measure_result(request: dict, function: Callable, builder: Callable) -> dic
     measurement["takes_abs"] = diagnose.takes_absolute_values(used)
     measurement["reshaping"] = diagnose.reshaping_calls(used)
     measurement["float32_made"] = diagnose.float32_made(made.tensors, args, used)
+    # Read for a result's flow and for the .grad a backward on a constant leaves unchanged.
+    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, used, args, made.copies_tensors)
     wanted = request["flow"]
     if not wanted or not leaves:
         return measurement
-    measurement["ways_out"] = diagnose.ways_out_of_the_graph(function, used, args, made.copies_tensors)
     if any(index >= len(tensors) for index in wanted):
         measurement["flow"] = {"missing": True}
     elif not all(tensors[index].requires_grad for index in wanted):

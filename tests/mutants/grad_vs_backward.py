@@ -211,7 +211,7 @@ MUTANTS = [
     _derivatives(
         "derivatives_return_items",
         ("return first, second", "return first.item(), second.item()"),
-        says=("instead of a tensor", "`.item()` turns the tensor into a Python number"),
+        says=("instead of a tensor", "return tensors (shapes (1,) and (1, 1)), not Python numbers"),
     ),
     _derivatives(
         "derivatives_squeeze_the_results",
@@ -273,7 +273,15 @@ MUTANTS = [
         "accumulate_sums_constant_g_and_h",
         (", create_graph=True", ", retain_graph=True"),
         (_THREE_BACKWARDS, "(y + g + h).sum().backward()"),
-        says="only y's gradient was added",
+        says=(
+            "Likely cause: only y's gradient was added: g and h have no graph (computed without create_graph",
+            "retain_graph=True keeps y's graph alive but does not record g; create_graph=True does",
+        ),
+    ),
+    _accumulate(
+        "accumulate_only_y_backward",
+        (_THREE_BACKWARDS, "y.backward()"),
+        says="only y's gradient was added: g.backward() and h.backward() are never called.",
     ),
     # g written out under torch.no_grad(): a constant, whose part of the backward adds nothing.
     _accumulate(
@@ -439,7 +447,7 @@ INSTRUCTIONS = {
     "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
     "every call here needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
-    "The tests refuse a `.grad` left holding a graph": "hidden_backward_into_hidden_grad",
+    "the tests refuse a `.grad` left holding a graph": "accumulate_g_through_backward",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
     "Both are tensors": "derivatives_return_items",
