@@ -527,10 +527,9 @@ def _refuse_a_loss_cut_into_numbers(result, right: torch.Tensor) -> None:
         and torch.allclose(result.detach().double(), right.double(), rtol=1e-3)
     ):
         raise AnswerRefusedError(
-            f"its result has no history (and is {result.dtype}). Likely cause: .item() turns each loss into "
-            "a Python number, cutting it from the graph, and torch.tensor(...) of such numbers is a new "
-            "tensor, in float32, torch's default dtype: no meta-gradient reaches the network. Keep each loss "
-            "a tensor and return torch.stack(losses).mean()"
+            "its result has no history: .item() cut each loss from the graph, and torch.tensor(...) of the "
+            "numbers it gives is a new tensor, so no meta-gradient reaches the network. Keep each loss a "
+            "tensor and return torch.stack(losses).mean()"
         )
 
 

@@ -437,14 +437,14 @@ MUTANTS = [
         says="only the last task's loss is returned",
     ),
     # .item() cuts the graph, and torch.tensor of a float is float32: the value is near, the type is not;
-    # the cut is the cause, the dtype a sign of it.
+    # the cut is the cause, named alone, the dtype only a sign of it.
     _meta(
         "meta_loss_rebuilt_from_items",
         (
             "return torch.stack(losses).mean()",
             "return torch.tensor(sum(loss.item() for loss in losses) / len(losses), requires_grad=True)",
         ),
-        says=".item() turns each loss into a Python number, cutting it from the graph",
+        says="its result has no history: .item() cut each loss from the graph",
     ),
     # The median is one task's loss, on the visible tasks the first's: it is named as the median, since
     # it stays the same whichever order the tasks come in.
@@ -465,7 +465,7 @@ MUTANTS = [
             "losses.append(((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean().item())",
         ),
         ("torch.stack(losses).mean()", "torch.tensor(losses).mean()"),
-        says="Likely cause: .item() turns each loss into a Python number, cutting it from the graph",
+        says="its result has no history: .item() cut each loss from the graph",
     ),
     _meta(
         "meta_loss_chains_the_tasks",
@@ -489,7 +489,10 @@ INSTRUCTIONS = {
     ),
     "recorded so that the step can be differentiated again": "inner_step_without_create_graph",
     "with `torch.autograd.grad`": "inner_step_fills_grad_with_backward",
-    "return `{name: params[name] - lr * gradient}`": "inner_step_climbs_the_gradient",
+    "Return the adapted parameters $\\theta - \\alpha\\, \\nabla L_S(\\theta)$": (
+        "inner_step_climbs_the_gradient"
+    ),
+    "a new dict with the same names": "inner_step_returns_a_list",
     "no `.data`": "inner_step_updates_data_in_place",
     "no `-=` under `torch.no_grad()`": "inner_step_updates_in_place_without_grad",
     "no `.detach()`": "inner_step_detaches_the_adapted_parameters",
