@@ -65,9 +65,8 @@ def _differentiates_right(function: type[torch.autograd.Function]) -> bool:
 # A first derivative of tanh taken of a tensor that holds tanh(x) already, and why it is.
 _TANH_OF_TANH = (
     "is 1 - tanh(tanh(x))**2: the derivative of tanh at x (1 - tanh(x)**2, or 1 / cosh(x)**2) was taken "
-    "of a tensor that already holds tanh(x), in backward or where a tensor was saved (once forward has run, "
-    "x holds tanh(x)). Forward overwrote x with tanh(x), and the output is that same tensor, so the tensor "
-    "to save, output or input, is tanh(x) itself: save it and use it as it is, grad_out * (1 - result**2)"
+    "of a tensor that already holds tanh(x), in backward or where a tensor was saved: save the output itself "
+    "and use it as it is, grad_out * (1 - result**2)"
 )
 # The same, where the code shows backward took it: what was saved, output or input, is tanh(x) already.
 _TANH_OF_TANH_IN_BACKWARD = (
@@ -156,30 +155,36 @@ def on_a_copy(function: type[torch.autograd.Function], x: torch.Tensor) -> torch
 def differentiated_on_a_copy(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """on_a_copy for the checks of the derivatives, a first derivative of tanh taken of tanh(x) named
     first (the forward check leaves it to them: the values are right)."""
-    with torch.enable_grad():
-        points = torch.linspace(-2, 2, 5, dtype=torch.float64, requires_grad=True)
-        try:
-            (slope,) = torch.autograd.grad(applied(function, points * 1).sum(), points)
-        except RuntimeError:
-            slope = None
-    if slope is not None:
-        refuse_tanh_of_tanh(function, slope, points, "its first derivative")
+    _refuse_tanh_of_tanh_at_five_points(function)
     # An unmarked x costs the derivatives only where they go wrong; then that is the cause to name.
     if returns_an_unmarked_input(function, x) and not _differentiates_right(function):
         raise AnswerRefusedError(UNMARKED)
     return on_a_copy(function, x)
 
 
+def _refuse_tanh_of_tanh_at_five_points(function: type[torch.autograd.Function]) -> None:
+    """Name a first derivative of tanh taken of tanh(x), at x from -2 to 2, with the cause the code shows;
+    a Function that cannot be differentiated there is left to the checks that follow."""
+    with torch.enable_grad():
+        points = torch.linspace(-2, 2, 5, dtype=torch.float64, requires_grad=True)
+        try:
+            (slope,) = torch.autograd.grad(applied(function, points * 1).sum(), points)
+        except RuntimeError:
+            return
+    refuse_tanh_of_tanh(function, slope, points, "its first derivative")
+
+
 def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
     """y = x * 1, changed in place by function, then used as the caller holds it: it must hold the output
     and have the Function's node as its history."""
     refuse_a_backward_ignoring_grad_out(function, x)
+    _refuse_tanh_of_tanh_at_five_points(function)
     y = x * 1
     out = applied(function, y)
     if y.grad_fn is not getattr(out, "grad_fn", None):
         if torch.equal(y, x):
             raise AnswerRefusedError(
-                f"{function.__name__} left the caller's y as it was: forward must write tanh into x itself, "
+                "it left the caller's y as it was: forward must write tanh into x itself, "
                 "and setup_context mark x with ctx.mark_dirty"
             )
         raise AnswerRefusedError(
