@@ -215,7 +215,7 @@ def unmoved_by_a_changed_output(function: type[torch.autograd.Function], x: torc
         "after the caller changed the output in place, backward still ran, on the changed values: it read "
         "the output from where autograd's version check cannot see it, as an attribute of ctx "
         "(ctx.result = output) or as output.data. Save the output with ctx.save_for_backward, whose version "
-        "check makes backward refuse"
+        "check makes backward refuse a changed output."
     )
 
 

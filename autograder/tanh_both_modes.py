@@ -62,6 +62,12 @@ JVP_SLIPS = {
     ),
     "jvp applies tanh to the tangent x_t: the derivative is read from the saved output tanh(x), and the "
     "tangent only multiplies it": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
+    "jvp sums the derivative ((1 - result**2).sum()): jvp must return one tangent shaped like the output: "
+    "x_t * (1 - result**2), element by element, no sum": lambda x, x_t: x_t * (1 - torch.tanh(x) ** 2).sum(),
+    "jvp sums the tangent it returns and spreads that one number over the output: jvp must return one "
+    "tangent shaped like the output: x_t * (1 - result**2), element by element, no sum": (
+        lambda x, x_t: (x_t * (1 - torch.tanh(x) ** 2)).sum() * torch.ones_like(x_t)
+    ),
 }
 # Slips a Jacobian's or a Hessian's unit tangents hide or mistake for another (e_j * e_j = e_j, and e_j sums
 # to 1, as if jvp ignored it): only a tangent along a v whose entries differ and do not sum to 1 shows them.

@@ -14,7 +14,8 @@ from autograder.probe.refused import AnswerRefusedError
 
 def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
     """Name a forward that does not return tanh(x) before its derivatives are compared: they are the
-    derivatives of another function, and no slip in backward or jvp is to blame for that."""
+    derivatives of another function, and no slip in backward or jvp is to blame for that. Then name a jvp
+    whose tangent is not shaped like the output, which torch refuses in words that do not say why."""
     x = x.detach()
     with torch.no_grad():
         out = function.apply(x)
@@ -29,6 +30,24 @@ def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Ten
             f"forward itself is wrong (see the forward check): {function.__name__}.apply(x) is not tanh(x), "
             "so its derivatives cannot be tanh's either. Fix forward first"
         )
+    _refuse_a_tangent_of_another_shape(function, x)
+
+
+def _refuse_a_tangent_of_another_shape(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
+    """Run jvp by dual numbers and name torch's size error as the slip it is: a tangent reduced (by a sum,
+    most often) or reshaped, where tanh's tangent is one number per output, element by element."""
+    x = x.detach()
+    try:
+        with torch.autograd.forward_ad.dual_level():
+            function.apply(torch.autograd.forward_ad.make_dual(x, torch.ones_like(x)))
+    except RuntimeError as error:
+        if "forward gradient that has a different size" not in str(error):
+            return
+        summed = " (it calls .sum())" if "sum" in names_used(function.jvp).everywhere else ""
+        raise AnswerRefusedError(
+            f"jvp returns a tangent of another shape than the output{summed}: jvp must return one tangent "
+            "shaped like the output: x_t * (1 - result**2), element by element, no sum."
+        ) from None
 
 
 # Calls that give a tensor's values without its history or its tangent, in the order a message names them:

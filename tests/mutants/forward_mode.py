@@ -285,6 +285,26 @@ MUTANTS = [
         (_JVP, "return x_t.sum() * (1 - result**2)"),
         says="jvp sums the tangent (x_t.sum())",
     ),
+    # Sums of the tangent jvp returns: one number, which torch refuses for a larger output, or one number
+    # per output, the wrong one.
+    _tanh(
+        "jvp_returns_one_number",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return (x_t * (1 - result**2)).sum()"),
+        says="jvp must return one tangent shaped like the output",
+    ),
+    _tanh(
+        "jvp_sums_the_derivative",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - result**2).sum()"),
+        says="jvp sums the derivative ((1 - result**2).sum())",
+    ),
+    _tanh(
+        "jvp_spreads_its_sum",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return (x_t * (1 - result**2)).sum() * torch.ones_like(x_t)"),
+        says="jvp sums the tangent it returns and spreads that one number over the output",
+    ),
     # Through .detach() and NumPy, backward's values are right and carry no history: reverse over reverse
     # names both calls; torch.func refuses the NumPy call outright.
     _tanh(
