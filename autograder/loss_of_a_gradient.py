@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import torch
 
+from autograder.probe.diagnose import nodes_on_the_way
 from autograder.probe.refused import AnswerRefusedError
 
 _ELSEWHERE = (
@@ -25,17 +26,8 @@ _COPY = (
 
 
 def _reaches(result: torch.Tensor, leaf: torch.Tensor) -> bool:
-    """Whether result's graph leads back to leaf, read off the graph without running a backward."""
-    seen, nodes = set(), [result.grad_fn]
-    while nodes:
-        node = nodes.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if getattr(node, "variable", None) is leaf:
-            return True
-        nodes.extend(next_node for next_node, _ in node.next_functions)
-    return False
+    """Whether result's graph leads back to leaf (its AccumulateGrad node holds it)."""
+    return any(getattr(node, "variable", None) is leaf for node in nodes_on_the_way([result]))
 
 
 def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.Tensor) -> torch.Tensor:

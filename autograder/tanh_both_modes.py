@@ -47,6 +47,10 @@ def _times_the_tangent(slope: Callable) -> Callable:
     return lambda x, x_t: x_t * slope(x)
 
 
+# What every slip that sums or reshapes jvp's tangent is told to do instead.
+SHAPED_LIKE_THE_OUTPUT = (
+    "jvp must return one tangent shaped like the output: x_t * (1 - result**2), element by element, no sum"
+)
 # jvp's slips: the tangent it returns for x and the input's tangent x_t.
 JVP_SLIPS = {
     cause.format(rule="jvp", what="tangent"): _times_the_tangent(slope) for cause, slope in _SLOPES.items()
@@ -62,10 +66,11 @@ JVP_SLIPS = {
     ),
     "jvp applies tanh to the tangent x_t: the derivative is read from the saved output tanh(x), and the "
     "tangent only multiplies it": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
-    "jvp sums the derivative ((1 - result**2).sum()): jvp must return one tangent shaped like the output: "
-    "x_t * (1 - result**2), element by element, no sum": lambda x, x_t: x_t * (1 - torch.tanh(x) ** 2).sum(),
-    "jvp sums the tangent it returns and spreads that one number over the output: jvp must return one "
-    "tangent shaped like the output: x_t * (1 - result**2), element by element, no sum": (
+    f"jvp sums the derivative ((1 - result**2).sum()): {SHAPED_LIKE_THE_OUTPUT}": (
+        lambda x, x_t: x_t * (1 - torch.tanh(x) ** 2).sum()
+    ),
+    "jvp sums the tangent it returns and spreads that one number over the output: "
+    f"{SHAPED_LIKE_THE_OUTPUT}": (
         lambda x, x_t: (x_t * (1 - torch.tanh(x) ** 2)).sum() * torch.ones_like(x_t)
     ),
 }

@@ -10,6 +10,7 @@ import torch
 
 from autograder.probe.diagnose import COPIES, copies_it_saves, names_used, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
+from autograder.tanh_both_modes import SHAPED_LIKE_THE_OUTPUT
 
 
 def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -45,8 +46,7 @@ def _refuse_a_tangent_of_another_shape(function: type[torch.autograd.Function], 
             return
         summed = " (it calls .sum())" if "sum" in names_used(function.jvp).everywhere else ""
         raise AnswerRefusedError(
-            f"jvp returns a tangent of another shape than the output{summed}: jvp must return one tangent "
-            "shaped like the output: x_t * (1 - result**2), element by element, no sum."
+            f"jvp returns a tangent of another shape than the output{summed}: {SHAPED_LIKE_THE_OUTPUT}."
         ) from None
 
 

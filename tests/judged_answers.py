@@ -21,6 +21,10 @@ SOLUTION = "solution"
 UNDER_VMAP = {"06_beyond_the_basics": {"ScaledSquare"}, "07_forward_mode": {"Tanh"}}
 
 
+def mutant_names(lesson: str) -> list[str]:
+    return [mutant.name for mutant in MUTANTS[lesson]]
+
+
 def answers_of(lesson: str, name: str) -> dict[str, str]:
     """The answer cells of the solution, or of the mutant or alternative named `name`."""
     solution = solution_answers(lesson)

@@ -12,8 +12,7 @@ child of this process, on just the definitions it needs (tests/in_process.py): a
 import pytest
 from alternatives import ALTERNATIVES
 from in_process import TORCH_CHECKS, Judged, planned
-from judged_answers import SOLUTION, judged_answer, judged_params
-from mutants import MUTANTS
+from judged_answers import SOLUTION, judged_answer, judged_params, mutant_names
 
 from autograder.course.layout import assignments
 
@@ -166,11 +165,7 @@ def _judged(lesson: str, name: str) -> list[Judged]:
     return [result for result in judged_answer(lesson, name) if result.kind in TORCH_CHECKS]
 
 
-def _mutants(lesson: str) -> list[str]:
-    return [mutant.name for mutant in MUTANTS[lesson]]
-
-
-@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, _mutants))
+@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, mutant_names))
 def test_an_answer_torch_rejects_fails_that_check(lesson, name):
     lenient = [r for r in _judged(lesson, name) if r.torch_rejects and r.verdict.passed]
     assert lenient == [], [(r.cell, r.kind, [e for e in r.torch_errors if e]) for r in lenient]
@@ -187,7 +182,7 @@ def test_a_correct_answer_passes_torchs_checks_and_ours(lesson, name):
     assert [(r.cell, r.kind, r.verdict.message) for r in results if not r.verdict.passed] == []
 
 
-@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, _mutants))
+@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, mutant_names))
 def test_checks_are_stricter_than_torch_only_where_named(lesson, name):
     stricter = {r.cell for r in _judged(lesson, name) if not r.verdict.passed and not r.torch_rejects}
     named, reason = STRICTER.get((lesson, name), (frozenset(), ""))
@@ -195,4 +190,4 @@ def test_checks_are_stricter_than_torch_only_where_named(lesson, name):
 
 
 def test_every_named_case_is_a_mutant():
-    assert [key for key in STRICTER if key[0] not in LESSONS or key[1] not in _mutants(key[0])] == []
+    assert [key for key in STRICTER if key[0] not in LESSONS or key[1] not in mutant_names(key[0])] == []

@@ -8,7 +8,7 @@ plain nbgrader gives them on those it grades.
 """
 
 import pytest
-from judged_answers import first_failures, judged_params
+from judged_answers import first_failures, judged_params, mutant_names
 from mutants import MUTANTS
 from widths import fits
 
@@ -19,15 +19,11 @@ from autograder.wire.verdict import WIDTH
 LESSONS = assignments()
 
 
-def _mutants(lesson: str) -> list[str]:
-    return [mutant.name for mutant in MUTANTS[lesson]]
-
-
 def _mutant(lesson: str, name: str):
     return next(mutant for mutant in MUTANTS[lesson] if mutant.name == name)
 
 
-@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, _mutants))
+@pytest.mark.parametrize(("lesson", "name"), judged_params(LESSONS, mutant_names))
 def test_mutant_loses_the_marks_for_its_mistake(lesson, name):
     """A test cell scores zero when one of its checks fails: the cells the mutant names all do."""
     mutant = _mutant(lesson, name)
@@ -56,6 +52,6 @@ def test_feedback_names_the_mutants_mistake(lesson, name):
 def test_every_line_each_mutant_is_shown_fits_the_notebook(lesson):
     """What a student reads of each failed test cell: every line broken between words to the notebook's
     width (test_messages_fit.py pins the breaking itself)."""
-    messages = [message for name in _mutants(lesson) for message in first_failures(lesson, name).values()]
+    messages = [message for name in mutant_names(lesson) for message in first_failures(lesson, name).values()]
     assert any(len(one_line(message)) > WIDTH for message in messages), "no message needed wrapping"
     assert [message for message in messages if not fits(message)] == []

@@ -445,17 +445,24 @@ def rules_on_the_way(outputs: list[torch.Tensor]) -> dict[str, list[str]]:
 
 def _function_classes_on_the_way(outputs: list[torch.Tensor]) -> list[type]:
     classes: list[type] = []
+    for node in nodes_on_the_way(outputs):
+        cls = getattr(node, "_forward_cls", None)
+        if cls is not None and cls not in classes:
+            classes.append(cls)
+    return classes
+
+
+def nodes_on_the_way(outputs: list[torch.Tensor]) -> Iterator:
+    """Each node of the outputs' graph once, read off the graph without running a backward: a caller that
+    finds what it looks for stops the walk there."""
     seen, pending = set(), [output.grad_fn for output in outputs]
     while pending:
         node = pending.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
-        cls = getattr(node, "_forward_cls", None)
-        if cls is not None and cls not in classes:
-            classes.append(cls)
+        yield node
         pending.extend(following for following, _ in node.next_functions)
-    return classes
 
 
 # Tensor methods named like in-place ones that change no values.
