@@ -32,32 +32,54 @@ _SOLUTION, _RELEASE = "solution", "release"
 _graded: dict[str, Grades] = {}
 
 
-def _bundles(lesson: str) -> dict[str, list]:
-    """The lesson's alternatives packed into as few notebooks as their answer cells allow: each notebook
-    answers every cell at most once, otherwise than the solution where an alternative says how. The
-    class grader grades every bundle; plain nbgrader (ten seconds a notebook) the first, the fullest."""
+def _packed(answers: list) -> list[list]:
+    """`answers` packed into as few notebooks as their answer cells allow: each notebook answers every
+    cell at most once, and no two of its answers lose the same test cell, so each question's grade is
+    one answer's."""
     bundles: list[list] = []
-    for answer in ALTERNATIVES[lesson]:
-        bundle = next((b for b in bundles if answer.cell not in {a.cell for a in b}), None)
+    for answer in answers:
+        bundle = next(
+            (b for b in bundles if all(a.cell != answer.cell and not a.loses & answer.loses for a in b)), None
+        )
         if bundle is None:
             bundles.append(bundle := [])
         bundle.append(answer)
+    return bundles
+
+
+def _bundles(lesson: str) -> dict[str, list]:
+    """The lesson's alternatives, packed: the class grader grades every bundle; plain nbgrader (ten
+    seconds a notebook) the first, the fullest."""
+    bundles = _packed(ALTERNATIVES[lesson])
     return {f"alternatives{number}": bundle for number, bundle in enumerate(bundles, start=1)}
 
 
+def _mutant_bundles(lesson: str) -> dict[str, list]:
+    """The mutants plain nbgrader grades too, packed: those whose test runs differently in the student's
+    kernel, one for each way it does. A bundle is named by its mutants."""
+    mutants = [mutant for mutant in MUTANTS[lesson] if mutant.by_nbgrader]
+    return {"-with-".join(mutant.name for mutant in bundle): bundle for bundle in _packed(mutants)}
+
+
 def _mutants_by_nbgrader(lesson: str) -> list[str]:
-    """The mutants plain nbgrader grades too: those whose test runs differently in the student's kernel."""
-    return [mutant.name for mutant in MUTANTS[lesson] if mutant.by_nbgrader]
+    """The notebooks of mutants plain nbgrader grades."""
+    return list(_mutant_bundles(lesson))
 
 
 def _mutants_by_class_grader(lesson: str) -> list[str]:
-    """The mutants the class grader grades: those plain nbgrader grades, and for each answer cell the
-    first mutant that says what its mistake is."""
+    """The notebooks of mutants the class grader grades: those plain nbgrader grades, and for each answer
+    cell the first mutant that says what its mistake is, where no bundle holds it."""
+    bundled = {mutant.name for bundle in _mutant_bundles(lesson).values() for mutant in bundle}
     first = {}
     for mutant in MUTANTS[lesson]:
         if mutant.says:
             first.setdefault(mutant.cell, mutant.name)
-    return list(dict.fromkeys([*_mutants_by_nbgrader(lesson), *first.values()]))
+    return [*_mutants_by_nbgrader(lesson), *(name for name in first.values() if name not in bundled)]
+
+
+def _mutants_in(lesson: str, student: str) -> list:
+    """The mutants a notebook of mutants makes."""
+    return _mutant_bundles(lesson).get(student) or [m for m in MUTANTS[lesson] if m.name == student]
 
 
 def _students(lesson: str) -> list[str]:
@@ -77,7 +99,7 @@ def _answers(lesson: str, student: str) -> dict[str, str]:
         return answers
     if student == _RELEASE:
         return {}
-    for rewrite in _bundles(lesson).get(student) or [m for m in MUTANTS[lesson] if m.name == student]:
+    for rewrite in _bundles(lesson).get(student) or _mutants_in(lesson, student):
         answers = rewrite.apply(answers)
     return answers
 
@@ -149,15 +171,16 @@ def test_class_grader_gives_alternative_answers_full_marks(lesson, student, clas
 def test_mutant_loses_the_marks_for_its_mistake_under_nbgrader(lesson, student, grades):
     """As the class grader pins below: the lost questions score zero, their errors naming the mistake (in
     lines wrapped to the notebook's width)."""
-    mutant = next(mutant for mutant in MUTANTS[lesson] if mutant.name == student)
-    assert {cell: grades.cells[student][cell] for cell in mutant.loses} == dict.fromkeys(mutant.loses, 0)
-    shown = " ".join(
-        " ".join(output.get("evalue", "").split())
-        for cell in grades.notebooks[student].cells
-        if cell.metadata.get("nbgrader", {}).get("grade_id") in mutant.loses
-        for output in cell.get("outputs", [])
-    )
-    assert all(phrase in shown for phrase in mutant.phrases), shown
+    for mutant in _mutants_in(lesson, student):
+        lost = {cell: grades.cells[student][cell] for cell in mutant.loses}
+        assert lost == dict.fromkeys(mutant.loses, 0), mutant.name
+        shown = " ".join(
+            " ".join(output.get("evalue", "").split())
+            for cell in grades.notebooks[student].cells
+            if cell.metadata.get("nbgrader", {}).get("grade_id") in mutant.loses
+            for output in cell.get("outputs", [])
+        )
+        assert all(phrase in shown for phrase in mutant.phrases), (mutant.name, shown)
 
 
 @pytest.mark.parametrize(("lesson", "student"), _cases(lambda lesson: [_RELEASE]))
@@ -255,7 +278,11 @@ def test_class_grader_grades_a_mutant_as_its_checks_judge_it(lesson, student, cl
     """Where test_mutants.py judges the mutant in-process, the class grader runs the whole notebook,
     confined: the same questions lose their marks, for the same reasons."""
     results = class_grades[(lesson, student)]
-    failures = first_failures(lesson, student)
+    failures = {
+        question: message
+        for mutant in _mutants_in(lesson, student)
+        for question, message in first_failures(lesson, mutant.name).items()
+    }
     assert failures, "the mutant loses nothing"
     lost = {question for question, result in results.items() if result.score < result.max_score}
     assert lost == set(failures)
