@@ -146,20 +146,27 @@ def test_meta_gradient_matches_nested_torch_func_grad_on_random_networks(seed: i
     torch.testing.assert_close(_meta_gradient(net, tasks, 0.2), parameters_to_vector(expected.values()))
 
 
-def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
-    gen = generator(40)
-    net, (x, y, x_query, y_query), lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
-    second_order = _meta_gradient(net, [(x, y, x_query, y_query)], lr)
-
+def _first_order_meta_gradient(net: nn.Module, task, lr: float) -> torch.Tensor:
+    """The query loss's gradient at the adapted parameters, the step taken as a constant: first-order
+    MAML's meta-gradient, from its definition."""
+    x, y, x_query, y_query = task
     params = dict(net.named_parameters())
     grads = autograd.grad(mse(functional_call(net, params, (x,)), y), list(params.values()))
     adapted = {
         name: (p - lr * g).detach().requires_grad_()
         for (name, p), g in zip(params.items(), grads, strict=True)
     }
-    first_order = parameters_to_vector(
+    return parameters_to_vector(
         autograd.grad(mse(functional_call(net, adapted, (x_query,)), y_query), list(adapted.values()))
     )
+
+
+def test_first_order_meta_gradient_misses_exactly_the_hessian_term() -> None:
+    gen = generator(40)
+    net, (x, y, x_query, y_query), lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
+    second_order = _meta_gradient(net, [(x, y, x_query, y_query)], lr)
+    first_order = _first_order_meta_gradient(net, (x, y, x_query, y_query), lr)
+    params = dict(net.named_parameters())
 
     shapes = {name: p.shape for name, p in params.items()}
 
@@ -303,3 +310,23 @@ def test_section_8_measures_every_correct_answer_within_the_points_its_text_allo
             _memory_shares(section, section["meta_loss"], width), _reference_shares(width), strict=True
         ):
             assert abs(got - want) <= 0.02, (width, got, want)
+
+
+@pytest.mark.parametrize("answer", ALTERNATIVES[LESSON], ids=lambda answer: answer.name)
+def test_section_6_makes_first_order_maml_of_a_meta_loss_that_calls_inner_step_and_maml_of_one_that_does_not(
+    answer,
+) -> None:
+    """Section 6 builds first-order MAML by handing the student's meta_loss a first-order inner_step; its
+    text says a meta_loss that writes the step itself stays MAML."""
+    section = _notebook_definitions()
+    answers = answer.apply(solution_answers(LESSON))
+    for code in answers.values():
+        exec(code, section)
+    gen = generator(41)
+    net, task, lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
+    first_order = section["first_order_meta_loss"](net, [task], lr)
+    got = parameters_to_vector(autograd.grad(first_order, list(net.parameters())))
+    calls_inner_step = "inner_step(" in answers["meta_loss"]
+    want = _first_order_meta_gradient(net, task, lr) if calls_inner_step else _meta_gradient(net, [task], lr)
+    torch.testing.assert_close(got, want)
+    assert section["inner_step"].__name__ == "inner_step", "the student's inner_step is not restored"
