@@ -493,11 +493,33 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 raise FailedCheckError(f"{failure}\n{missing}") from None
             if "got shape" in str(failure) and (reshaping := _texts(measurement.get("reshaping"))):
                 raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
+            if _gradients_left_in_their_tuple(want, got, measurement):
+                raise FailedCheckError(f"{failure}\nLikely cause: {_TUPLE_OF_GRADIENTS}") from None
             raise
         # A known mistake's cause replaces the generic hint the comparison may have added.
         headline = str(failure).split("\n", 1)[0]
         listed = "\n".join(_one_of(_absolute_value_first(causes, measurement)))
         raise FailedCheckError(f"{headline}\nLikely cause: {listed}") from None
+
+
+_TUPLE_OF_GRADIENTS = (
+    "torch.autograd.grad returns a tuple, one gradient per input, even for one input: unpack it, "
+    "(g,) = torch.autograd.grad(...)."
+)
+
+
+def _gradients_left_in_their_tuple(want: dict, got, measurement: dict) -> bool:
+    """Whether a tuple came back where a tensor was expected (the result, or an item of it), from code that
+    calls torch.autograd.grad, whose result is a tuple whatever it differentiates by."""
+    ways = measurement.get("ways_out")
+    if not isinstance(ways, dict) or not ways.get("gradient_calls_recorded") or not isinstance(got, dict):
+        return False
+    if "tensor" in want:
+        return got.get("type") == "tuple"
+    wanted, gotten = want.get("items"), got.get("items")
+    if not isinstance(wanted, list) or not isinstance(gotten, list) or len(wanted) != len(gotten):
+        return False
+    return any(_gradients_left_in_their_tuple(w, g, measurement) for w, g in zip(wanted, gotten, strict=True))
 
 
 # How far a value computed with a float32 tensor among float64 ones may be off, relative to the largest

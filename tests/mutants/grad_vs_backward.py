@@ -35,6 +35,17 @@ MUTANTS = [
         (_GRAD_OF_HIDDEN, "hidden.retain_grad()\n    y.backward(create_graph=True)\n    f = hidden.grad"),
         says="which should stay None",
     ),
+    # Both derivatives by backward: the second adds d²y/dl² to the dy/dl that hidden.grad holds.
+    _hidden(
+        "hidden_backward_twice_adds_to_the_first_derivative",
+        answer="""def hidden_gradient(net, x):
+    hidden, y = net(x)
+    hidden.retain_grad()
+    y.backward(create_graph=True)
+    hidden.grad.backward(create_graph=True)
+    return hidden.grad""",
+        says="a second .backward() added d²y/dl² to hidden.grad, which already held dy/dl",
+    ),
     # The second call without create_graph: the right number, but a constant.
     _hidden(
         "hidden_forgets_create_graph",
@@ -212,6 +223,13 @@ MUTANTS = [
         "derivatives_return_items",
         ("return first, second", "return first.item(), second.item()"),
         says=("instead of a tensor", "return tensors (shapes (1,) and (1, 1)), not Python numbers"),
+    ),
+    # The first gradient left in the tuple torch.autograd.grad returns: the second call takes a sequence
+    # of outputs, so it still runs.
+    _derivatives(
+        "derivatives_leave_the_first_in_its_tuple",
+        (_FIRST, "first = torch.autograd.grad(y, b2, create_graph=True)"),
+        says="torch.autograd.grad returns a tuple, one gradient per input, even for one input",
     ),
     _derivatives(
         "derivatives_squeeze_the_results",
