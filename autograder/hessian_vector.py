@@ -10,6 +10,7 @@ is why `f` is built here rather than written as ordinary torch code.
 import torch
 
 from autograder.probe.refused import AnswerRefusedError
+from autograder.wire.tensors import ATOL, RTOL
 
 
 def vhp_by_torch(f, x, v):
@@ -67,7 +68,13 @@ DOT_SQUARED = (
     "the dot product ∇f·v is squared before it is differentiated, which multiplies H·v by 2(∇f·v). "
     "Differentiate the dot product itself, (grad_x * v).sum(), or pass grad_outputs=v."
 )
-HVP_MISTAKES = {
+DIAGONAL_ONLY = (
+    "the result is diag(H)·v: element i weighs only H[i, i] by v[i], where (H·v)_i = Σ_j H[i, j] v_j adds "
+    "every j. One double backward with grad_outputs=v computes that sum."
+)
+# What usual slips return, for the value's test cell. The cell that counts backward passes refuses a wrong
+# value without naming why, since this one does.
+HVP_VALUE_MISTAKES = {
     GRAD_ADDS_UP: lambda f, x, v: gradient_by_torch(f, x, v) + vhp_by_torch(f, x, v),
     WEIGHTED_BY_ONES: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)),
     WEIGHTED_AFTERWARDS: lambda f, x, v: vhp_by_torch(f, x, torch.ones_like(v)) * v,
@@ -79,15 +86,6 @@ HVP_MISTAKES = {
     SWAPPED: lambda f, x, v: vhp_by_torch(f, v, x),
     DOTTED_WITH_X: lambda f, x, v: vhp_by_torch(f, x, x) + gradient_by_torch(f, x, v),
     DOT_SQUARED: lambda f, x, v: 2 * (gradient_by_torch(f, x, v) @ v) * vhp_by_torch(f, x, v),
-}
-
-# One more, which needs the Hessian's diagonal: named only where f lets its second derivative be applied
-# more than once, in the first test cell (in the second, f itself refuses it).
-DIAGONAL_ONLY = (
-    "the result is diag(H)·v: element i weighs only H[i, i] by v[i], where (H·v)_i = Σ_j H[i, j] v_j adds "
-    "every j. One double backward with grad_outputs=v computes that sum."
-)
-HVP_VALUE_MISTAKES = HVP_MISTAKES | {
     DIAGONAL_ONLY: lambda f, x, v: torch.autograd.functional.hessian(f, x).diagonal() * v,
 }
 
@@ -113,28 +111,39 @@ _NEVER = (
 )
 
 
+# Said when the one backward through f's gradient ran, as it should, but gave a wrong H·v: the value's own
+# check names why, so this one does not cost the same slip twice in words.
+_WRONG_ONCE = (
+    "your code ran exactly one backward through f's gradient, as it should, but its H·v is wrong: see the "
+    "hvp_value check, which names why."
+)
+
+
 def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """hvp(f, x, v) for an f from second_derivative_once, refused if it ran no backward through f's
     gradient (named as a finite difference only where the values come close to H·v), or more than one,
-    which f stops by raising from inside hvp's own call."""
+    which f stops by raising from inside hvp's own call, or if its one backward gave a wrong H·v: the
+    value's test cell names that slip, so one slip is not told twice."""
     try:
         product = hvp(f, x, v)
     except RuntimeError:
         if f.applied_more_than_once():
             raise AnswerRefusedError(_MORE_THAN_ONCE) from None
         raise
-    if f.second_derivatives_applied() == 0:
-        close = _close_to(product, vhp_by_torch(f, x, v))
-        raise AnswerRefusedError(_APPROXIMATED if close else _NEVER)
+    applied, expected = f.second_derivatives_applied(), f.hessian_times_uncounted(x.detach(), v)
+    if applied == 0:
+        raise AnswerRefusedError(_APPROXIMATED if _close_to(product, expected) else _NEVER)
+    if not _close_to(product, expected, rtol=RTOL, atol=ATOL):
+        raise AnswerRefusedError(_WRONG_ONCE)
     return product
 
 
-def _close_to(product, expected: torch.Tensor) -> bool:
-    """Whether hvp's result is H·v to within what a finite difference's step leaves (loosely: this only
-    picks which cause to name; the value check itself is elsewhere)."""
+def _close_to(product, expected: torch.Tensor, rtol: float = 1e-3, atol: float = 1e-6) -> bool:
+    """Whether hvp's result is H·v to within the tolerances, by default what a finite difference's step
+    leaves (loosely: that only picks which cause to name)."""
     if not isinstance(product, torch.Tensor) or product.shape != expected.shape:
         return False
-    return torch.allclose(product.detach().to(expected.dtype), expected, rtol=1e-3, atol=1e-6)
+    return torch.allclose(product.detach().to(expected.dtype), expected, rtol=rtol, atol=atol)
 
 
 def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
@@ -231,5 +240,7 @@ def second_derivative_once(s: torch.Tensor, c: torch.Tensor):
         return QuadraticPlusCubic.apply(x)
 
     f.second_derivatives_applied = lambda: products
+    # H·v by its formula, outside the count: what the answer's one application must give.
+    f.hessian_times_uncounted = lambda x, w: w @ s + 6 * c * x * w
     f.applied_more_than_once = lambda: stopped
     return f
