@@ -114,8 +114,8 @@ _NEVER = (
 # Said when the one backward through f's gradient ran, as it should, but gave a wrong H·v: the value's own
 # check names why, so this one does not cost the same slip twice in words.
 _WRONG_ONCE = (
-    "your code ran exactly one backward through f's gradient, as it should, but its H·v is wrong: see the "
-    "hvp_value check, which names why."
+    "your code ran exactly one backward through f's gradient, as it should, but its H·v is wrong; where the "
+    "hvp_value check fails too, it names why."
 )
 
 
