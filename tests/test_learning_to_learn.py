@@ -284,13 +284,18 @@ def _memory_shares(section: dict, meta_loss_of, width: int) -> tuple[float, floa
     return (maml - first_order) / maml, len(tasks) * section["weight_bytes"](net) / maml
 
 
-@functools.cache
-def _solved_definitions() -> dict:
-    """_notebook_definitions with the solution's answers: section 6 builds first-order MAML from them."""
+def _definitions_with(answers: dict[str, str]) -> dict:
+    """_notebook_definitions with the answer cells run: section 6 builds first-order MAML from them."""
     section = _notebook_definitions()
-    for code in solution_answers(LESSON).values():
+    for code in answers.values():
         exec(code, section)
     return section
+
+
+@functools.cache
+def _solved_definitions() -> dict:
+    """_definitions_with the solution's answers."""
+    return _definitions_with(solution_answers(LESSON))
 
 
 @functools.cache
@@ -302,9 +307,7 @@ def _reference_shares(width: int) -> tuple[float, float]:
 def test_section_8_measures_every_correct_answer_within_the_points_its_text_allows(answer) -> None:
     """Section 8's memory count runs on any correct answer (torch.func's transforms included), and gives the
     reference's shares to within the "point or two" the text allows."""
-    section = _notebook_definitions()
-    for code in answer.apply(solution_answers(LESSON)).values():
-        exec(code, section)
+    section = _definitions_with(answer.apply(solution_answers(LESSON)))
     for width in (10, 320):
         for got, want in zip(
             _memory_shares(section, section["meta_loss"], width), _reference_shares(width), strict=True
@@ -318,10 +321,8 @@ def test_section_6_makes_first_order_maml_of_a_meta_loss_that_calls_inner_step_a
 ) -> None:
     """Section 6 builds first-order MAML by handing the student's meta_loss a first-order inner_step; its
     text says a meta_loss that writes the step itself stays MAML."""
-    section = _notebook_definitions()
     answers = answer.apply(solution_answers(LESSON))
-    for code in answers.values():
-        exec(code, section)
+    section = _definitions_with(answers)
     gen = generator(41)
     net, task, lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
     first_order = section["first_order_meta_loss"](net, [task], lr)

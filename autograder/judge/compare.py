@@ -8,6 +8,7 @@ student's own objects tell (what a Function kept on ctx).
 """
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -514,12 +515,7 @@ def _gradients_left_in_their_tuple(want: dict, got, measurement: dict) -> bool:
     ways = measurement.get("ways_out")
     if not isinstance(ways, dict) or not ways.get("gradient_calls_recorded") or not isinstance(got, dict):
         return False
-    if "tensor" in want:
-        return got.get("type") == "tuple"
-    wanted, gotten = want.get("items"), got.get("items")
-    if not isinstance(wanted, list) or not isinstance(gotten, list) or len(wanted) != len(gotten):
-        return False
-    return any(_gradients_left_in_their_tuple(w, g, measurement) for w, g in zip(wanted, gotten, strict=True))
+    return bool(_tensors_returned_as(want, got, lambda value: value.get("type") == "tuple"))
 
 
 # How far a value computed with a float32 tensor among float64 ones may be off, relative to the largest
@@ -595,15 +591,21 @@ def _made_a_number(want: dict, got: dict, making_numbers) -> str:
 
 def _tensors_made_numbers(want: dict, got: dict) -> list[dict]:
     """The expected tensors for which `got` holds a number, `want` itself or items of the same sequence."""
+    return _tensors_returned_as(want, got, lambda value: "number" in value)
+
+
+def _tensors_returned_as(want: dict, got: dict, returned_as: Callable[[dict], bool]) -> list[dict]:
+    """The expected tensors for which `got` holds a value `returned_as` tells (a number, a tuple), `want`
+    itself or items of the same sequence."""
     if "tensor" in want:
-        return [want] if "number" in got else []
+        return [want] if returned_as(got) else []
     wanted, gotten = want.get("items"), got.get("items")
     if not isinstance(wanted, list) or not isinstance(gotten, list):
         return []
     return [
         w
         for w, g in zip(wanted, gotten, strict=False)
-        if isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and "number" in g
+        if isinstance(w, dict) and isinstance(g, dict) and "tensor" in w and returned_as(g)
     ]
 
 
