@@ -419,9 +419,8 @@ META_LOSS_MISTAKES = {
     "network's own, dict(net.named_parameters()).": (
         lambda net, tasks, lr: task_losses(net, tasks, lr, chained=True).mean()
     ),
-    "the tasks' losses are added up (.sum()); the meta-loss is their mean.": (
-        lambda net, tasks, lr: task_losses(net, tasks, lr).sum()
-    ),
+    "the tasks' losses are added up, not averaged; the meta-loss is their mean, "
+    "torch.stack(losses).mean().": (lambda net, tasks, lr: task_losses(net, tasks, lr).sum()),
     "each task's query loss adds the squared errors up (.sum()); it is their mean (.mean()).": (
         lambda net, tasks, lr: task_losses(net, tasks, lr).mean() * len(tasks[0][2])
     ),

@@ -168,7 +168,8 @@ def _called(name: str, function: Callable, args: tuple, where: str = ""):
                 "Replace the line `raise NotImplementedError(...)` with your code."
             )
         if isinstance(error, AnswerRefusedError):
-            said = f"{name}: {error}"
+            # A refusal may name the function itself ("inner_step changed ..."): not twice.
+            said = str(error) if str(error).startswith(f"{name} ") else f"{name}: {error}"
         else:
             hint = diagnose.known_error_hint_for(error, function)
             said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
