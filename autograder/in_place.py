@@ -122,10 +122,11 @@ def tanh_differentiated_as_one_minus_tanh(x: torch.Tensor) -> torch.Tensor:
 
 
 # The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out.
-UNSQUARED = {
+_SQUARE_LEFT_OUT = (
     "backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)², so with result "
-    "holding tanh(x), return grad_out * (1 - result**2).": tanh_differentiated_as_one_minus_tanh
-}
+    "holding tanh(x), return grad_out * (1 - result**2)."
+)
+UNSQUARED = {_SQUARE_LEFT_OUT: tanh_differentiated_as_one_minus_tanh}
 
 
 def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -284,6 +285,8 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
             "sign of backward's formula (grad(grad(...)) flips it back, so the second derivative alone "
             "would not show it)"
         )
+    if not torch.allclose(first, slope) and torch.allclose(first, 1 - torch.tanh(point)):
+        raise AnswerRefusedError(f"{at} is {first.item():g}: {_SQUARE_LEFT_OUT}")
     if not torch.allclose(first, slope):
         raise AnswerRefusedError(
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "

@@ -58,9 +58,8 @@ def refuse_gradients_out_of_place(
         )
     if for_w is not None and torch.allclose(for_w, 2 * w * x):
         raise AnswerRefusedError(
-            "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
-            "for x and grad_x (grad_out * 2 * w * x) for w, so torch.func finds no gradient for x: "
-            + IN_ORDER
+            f"{IN_ORDER}. Under torch.func's grad, which sets ctx.needs_input_grad to (True, False), the "
+            "swap returned None for x, so torch.func found no gradient for x"
         )
     raise AnswerRefusedError(
         "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None for "

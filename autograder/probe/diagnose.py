@@ -1578,10 +1578,9 @@ def _input_changed_in_place_and_returned(error: Exception) -> str:
     calls = " or ".join(f"`.{name}()`" for name in changes)
     new = " or ".join(f"`.{name[:-1]}()`" for name in changes)
     return (
-        f"\nLikely cause: forward calls {calls}, changing its input in place and returning that same "
-        f"tensor. Build the result as a new tensor ({new}, without the trailing underscore); only a Function "
-        "meant to work in place returns its input, marked with ctx.mark_dirty (returning a view of it "
-        "instead, x.view_as(x), hides the mistake)."
+        f"\nLikely cause: forward calls {calls}, which changes its input in place and returns it. Build a "
+        f"new tensor ({new}, no trailing underscore). Only a Function meant to work in place returns its "
+        "input, marked with ctx.mark_dirty; a view of it (x.view_as(x)) hides this mistake."
     )
 
 

@@ -235,14 +235,14 @@ MUTANTS = [
         _ALL,
         ("return w * x**2", "return x.pow_(2).mul_(w)"),
         says=(
-            "Build the result as a new tensor (`.mul()` or `.pow()`",
-            "only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
+            "Build a new tensor (`.mul()` or `.pow()`",
+            "Only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             # autograd's error is cut to its first sentence: the cause that follows gives its advice.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is as output is being "
-            "saved for backward. Likely cause: forward calls `.mul_()` or `.pow_()`, changing its input in "
-            "place",
-            "(returning a view of it instead, x.view_as(x), hides the mistake). when called with the x, w, "
+            "saved for backward. Likely cause: forward calls `.mul_()` or `.pow_()`, which changes its "
+            "input in place",
+            "a view of it (x.view_as(x)) hides this mistake. when called with the x, w, "
             "grad_out that `x_is_data` builds",
         ),
         by_nbgrader=True,
@@ -726,11 +726,7 @@ MUTANTS = [
         "tanhinplace_derivative_of_the_output_not_squared",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - result)"),
-        says=(
-            "the backward of TanhInPlace, which the result runs through, returns a wrong derivative: check "
-            "its formula.",
-            "backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)²",
-        ),
+        says="backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)²",
     ),
     # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
     _tanh_in_place(

@@ -69,7 +69,7 @@ MUTANTS = [
         "forward_changes_its_input_in_place",
         _ALL,
         ("return torch.tanh(x)", "return x.tanh_()"),
-        says="forward calls `.tanh_()`, changing its input in place",
+        says="forward calls `.tanh_()`, which changes its input in place",
     ),
     _tanh(
         "jvp_under_no_grad",
