@@ -437,7 +437,7 @@ def accumulate_y_added_by_hand_too(net, x):
 @pytest.mark.parametrize(
     ("function", "how"),
     [
-        (accumulate_y_twice, "backward ran twice on it"),
+        (accumulate_y_twice, "run backward once on each result, on the result itself"),
         (accumulate_y_added_by_hand_too, "your code adds to .grad itself"),
     ],
 )

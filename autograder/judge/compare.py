@@ -844,8 +844,8 @@ def _how_counted_twice(causes: list[str], measurement: dict) -> list[str]:
         how = "your code adds to .grad itself what a backward had already added; leave that to backward."
     else:
         how = (
-            "backward ran twice on it (two calls, or backward(create_graph=True) and another), or it is "
-            "twice in what backward ran on (such as 2 * g or g + g). Run backward once on each result."
+            "run backward once on each result, on the result itself. Here backward ran twice on it (two "
+            "calls, or backward(create_graph=True) and another), or on what holds it twice (2 * g, g + g)."
         )
     return [f"{cause[:-1]}: {how}" if cause.endswith("counted twice.") else cause for cause in causes]
 
@@ -952,7 +952,7 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
         )
     raise FailedCheckError(
         f"{name} leaks memory: {holder} holds a gradient whose graph leads back to that tensor, a reference "
-        f"cycle never freed (PyTorch issue #4661).\nLikely cause: {cause}"
+        f"cycle never freed (https://github.com/pytorch/pytorch/issues/4661).\nLikely cause: {cause}"
     )
 
 

@@ -411,12 +411,12 @@ MUTANTS = [
     _accumulate(
         "accumulate_backward_on_y_twice",
         (_G_BACKWARD, f"y.backward(retain_graph=True)\n    {_G_BACKWARD}"),
-        says=("y's gradient was counted twice", "backward ran twice on it"),
+        says=("y's gradient was counted twice: run backward once on each result", "ran twice on it"),
     ),
     _accumulate(
         "accumulate_h_doubled",
         (_H_BACKWARD, "(2 * h).backward(retain_graph=True)"),
-        says=("h's gradient was counted twice", "twice in what backward ran on (such as 2 * g"),
+        says=("h's gradient was counted twice: run backward once on each result", "holds it twice (2 * g"),
     ),
     # h's gradient added by hand after h.backward() had added it.
     _accumulate(
@@ -465,7 +465,7 @@ INSTRUCTIONS = {
     "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
     "every call here needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
-    "the tests refuse a `.grad` left holding a graph": "accumulate_g_through_backward",
+    "a memory leak (section 10) that the tests refuse": "accumulate_g_through_backward",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
     "Both are tensors": "derivatives_return_items",
