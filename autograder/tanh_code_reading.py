@@ -61,6 +61,14 @@ _CUTS = {
     "tensor": "`torch.tensor(...)`",
     "numpy": "`.numpy()`",
 }
+# torch.func follows .data where forward mode over torch.autograd.grad does not: how to see it.
+_DATA_UNDER_FORWARD_AD = (
+    " torch.func's transforms follow .data, so only forward_ad shows it: inside "
+    "`with torch.autograd.forward_ad.dual_level():`, with x requiring grad, take "
+    "`d = forward_ad.make_dual(x, v)`, "
+    "`(g,) = torch.autograd.grad(Tanh.apply(d).sum(), d, create_graph=True)`: "
+    "`forward_ad.unpack_dual(g).tangent` is None."
+)
 _SAVING = {"save_for_backward", "save_for_forward", "saved_tensors", "set_materialize_grads", "mark_dirty"}
 
 
@@ -98,11 +106,13 @@ def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rul
             f"{where} saves a copy of the output ({' and '.join(copies)} in {where}), which carries no "
             "tangent or history: save `output` itself."
         )
-    cuts = [text for name, text in _CUTS.items() if name in names_used(getattr(function, rule)).everywhere]
+    used = names_used(getattr(function, rule)).everywhere
+    cuts = [text for name, text in _CUTS.items() if name in used]
     if cuts:
+        shown = _DATA_UNDER_FORWARD_AD if rule == "backward" and "data" in used else ""
         return (
             f"{rule} uses {' and '.join(cuts)}, which keeps the values but not how they move with x: build "
-            f"the {made} with torch operations on the saved output itself."
+            f"the {made} with torch operations on the saved output itself.{shown}"
         )
     if not _reads_its_tangent(function.jvp):
         return "jvp never reads its tangent x_t: the output's tangent is x_t times tanh's derivative."
@@ -115,6 +125,41 @@ def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rul
         "the tangent jvp returned has no history for reverse mode to differentiate: save `output` itself and "
         "build the tangent with torch operations on it."
     )
+
+
+def refuse_an_output_changed_by_jvp(
+    function: type[torch.autograd.Function], x: torch.Tensor, v: torch.Tensor
+):
+    """Name a jvp that changes the saved output in place: that output is the caller's result. Forward mode,
+    running jvp, raises the output's version; without a tangent, jvp does not run."""
+    without_jvp = function.apply(x)._version
+    with torch.autograd.forward_ad.dual_level():
+        with_jvp = function.apply(torch.autograd.forward_ad.make_dual(x, v))._version
+    if with_jvp != without_jvp:
+        raise AnswerRefusedError(
+            "jvp changes the saved output in place (result.square_(), result **= 2), and the caller gets "
+            "that changed output: compute into a new tensor, 1 - result**2."
+        )
+
+
+def refuse_a_tangent_without_history(
+    function: type[torch.autograd.Function], x: torch.Tensor, v: torch.Tensor, tangent: torch.Tensor
+) -> None:
+    """Name why jvp's tangent, right in value, has no history though x and v require grad: forward mode
+    alone never needs one, so only reverse over forward shows it, and the code tells which call or copy
+    lost it. A wrong tangent is left for the comparison to name."""
+    right = v.detach() * (1 - torch.tanh(x.detach()) ** 2)
+    if (
+        isinstance(tangent, torch.Tensor)
+        and tangent.grad_fn is None
+        and tangent.shape == right.shape
+        and torch.allclose(tangent.detach(), right)
+    ):
+        raise AnswerRefusedError(
+            "the tangent jvp returns is right, but autograd recorded nothing of it, so reverse over forward, "
+            "which differentiates it, finds it constant (forward mode alone needs no record: the "
+            f"forward-mode tests pass). {why_a_second_derivative_is_zero(function, 'jvp')}"
+        )
 
 
 def refuse_a_zero_second_derivative(

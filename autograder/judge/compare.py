@@ -660,6 +660,15 @@ def _kind(tree: dict) -> str:
     return "None" if tree["type"] == "NoneType" else f"a {tree['type']}"
 
 
+def _item_of_the_result(name: str, index: int, count: int) -> str:
+    """How a message names item `index` of a tuple result: by the label a name such as
+    "jvp(grad(f)) → (gradient, H·v)" gives it, so the student need not count; else by its index."""
+    _, arrow, labels = name.rpartition(" → (")
+    named = labels.removesuffix(")").split(", ") if arrow else []
+    label = f"{named[index]} (item {index})" if len(named) == count else f"item {index}"
+    return f"{label} of the result"
+
+
 def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: dict) -> None:
     """Same structure, and every tensor or number in it equal to the reference's; `arguments`, the
     tensors the function was called with, can name why a tensor in it is wrong."""
@@ -668,7 +677,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
         if "items" not in got or len(got["items"]) != len(want["items"]):
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
         for index, (w, g) in enumerate(zip(want["items"], got["items"], strict=True)):
-            _compare_returned(name, w, g, f"item {index} of the result", arguments)
+            _compare_returned(name, w, g, _item_of_the_result(name, index, len(want["items"])), arguments)
         return
     if "keys" in want:
         if "keys" not in got or sorted(got["keys"]) != sorted(want["keys"]):

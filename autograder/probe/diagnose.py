@@ -1698,12 +1698,10 @@ _ERROR_HINTS = {
     ),
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls "
-        "missing). With "
-        "generate_vmap_rule = True, torch.func batches the tensors each rule reads by what the last of the "
-        "two calls saved, so a rule run under vmap with another count fails, as backward does under jacrev "
-        "over jacfwd. Give both calls the same number of tensors (a rule need not read all saved for it), or "
-        "call ctx.save_for_forward first and ctx.save_for_backward last."
+        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls missing). "
+        "Give both calls the same number of tensors (a rule need not read all saved for it), or call "
+        "ctx.save_for_forward first. Why: with generate_vmap_rule = True, torch.func batches what each rule "
+        "reads by the count the last call saved, so the other rule fails under vmap."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "
