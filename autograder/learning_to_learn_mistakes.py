@@ -16,6 +16,7 @@ from torch.overrides import TorchFunctionMode
 from autograder.learning_to_learn_references import (
     half_params,
     mse,
+    one_task_of_all,
     own_params,
     pooled_points,
     query_loss_by_torch_func,
@@ -397,6 +398,9 @@ META_LOSS_MISTAKES = {
     "support points, inner_step(net, params, x, y, lr), and judge on the query points.": (
         lambda net, tasks, lr: task_losses(net, tasks, lr, adapt_on=query_points).mean()
     ),
+    "the tasks are pooled into one: a single step on every task's support points, judged on all their "
+    "query points. MAML adapts to each task apart: one inner_step per task, then the mean of their query "
+    "losses.": (lambda net, tasks, lr: task_losses(net, one_task_of_all(tasks), lr).mean()),
     "the step adapts on the support and query points together; adapt on the support points alone, "
     "inner_step(net, params, x, y, lr).": (
         lambda net, tasks, lr: task_losses(net, tasks, lr, adapt_on=pooled_points).mean()

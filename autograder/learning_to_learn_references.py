@@ -114,6 +114,12 @@ def query_points_with_y_squeezed(task: tuple) -> tuple:
     return task[2], task[3].squeeze(-1)
 
 
+def one_task_of_all(tasks: list) -> list:
+    """Every task's points pooled into one task, support with support and query with query: what a meta-loss
+    that adapts once to all the tasks sees."""
+    return [tuple(torch.cat(parts) for parts in zip(*tasks, strict=True))]
+
+
 def pooled_points(task: tuple) -> tuple:
     """A task's support and query points together."""
     x, y, x_query, y_query = task

@@ -43,6 +43,24 @@ def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
     return TinyNet(w1, w2, b2).double(), make_input(x).double()
 
 
+def with_every_grad_at_one(net: TinyNet, x: torch.Tensor) -> tuple[TinyNet, torch.Tensor]:
+    """The network with every .grad at 1, as an earlier backward would leave it: what a function must leave
+    there (or add to) shows only where .grad holds something."""
+    for parameter in net.parameters():
+        parameter.grad = torch.ones_like(parameter)
+    return net, x
+
+
+def lesson_net_with_grads(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
+    """lesson_net, its .grad at 1."""
+    return with_every_grad_at_one(*lesson_net(gen))
+
+
+def random_net_with_grads(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
+    """random_net, its .grad at 1."""
+    return with_every_grad_at_one(*random_net(gen))
+
+
 # A small tanh network (lesson 05's critic, lesson 08's regressor), and lesson 08's sine-wave tasks.
 
 

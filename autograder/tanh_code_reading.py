@@ -129,7 +129,7 @@ def why_a_second_derivative_is_zero(function: type[torch.autograd.Function], rul
 
 def refuse_an_output_changed_by_jvp(
     function: type[torch.autograd.Function], x: torch.Tensor, v: torch.Tensor
-):
+) -> None:
     """Name a jvp that changes the saved output in place: that output is the caller's result. Forward mode,
     running jvp, raises the output's version; without a tangent, jvp does not run."""
     without_jvp = function.apply(x)._version

@@ -59,9 +59,7 @@ def _batched(run: _Check, measured: dict) -> None:
             "expression of torch operations on the incoming gradient and the saved tensors."
         )
         raise run.fails(
-            "fed a batch of incoming gradients at once under vmap (its check_batched_grad, as "
-            "torch.autograd.grad(..., is_grads_batched=True) and "
-            "torch.autograd.functional.jacobian(..., vectorize=True) do), "
+            "fed a batch of incoming gradients at once under vmap (gradcheck's check_batched_grad), "
             f"{run.runs} raised {arrays.text(measured['error'])}{hint}"
         )
     vmapped, looped = measured["vmapped"], measured["looped"]
@@ -75,7 +73,7 @@ def _batched(run: _Check, measured: dict) -> None:
         ):
             label = run.labels[index % len(run.labels)]
             raise run.fails(
-                "fed a batch of incoming gradients at once under vmap (its check_batched_grad), "
+                "fed a batch of incoming gradients at once under vmap (gradcheck's check_batched_grad), "
                 f"{run.runs} gives other gradients for {label} than fed each alone.\nLikely cause: backward "
                 "mixes the elements of the incoming gradient (a sum or a reshape over all of it)."
             )

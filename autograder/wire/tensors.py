@@ -38,7 +38,9 @@ def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str
 
 def apart(expected: float, got: float) -> tuple[str, str]:
     """The two numbers to 6 significant digits, or to as many more as it takes for them to differ in
-    print: 'expected 0.5625, got 0.5625' would tell a student nothing."""
+    print: 'expected 0.5625, got 0.5625' would tell a student nothing. A zero prints as 0, whatever its
+    sign: 'expected -0' reads as a bug."""
+    expected, got = expected + 0.0, got + 0.0  # -0.0 + 0.0 is 0.0
     for digits in range(6, 18):
         shown = f"{expected:.{digits}g}", f"{got:.{digits}g}"
         if shown[0] != shown[1]:

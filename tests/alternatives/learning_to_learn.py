@@ -20,6 +20,15 @@ ALTERNATIVES = [
     grads = torch.func.grad(support_loss)(params)
     return {name: params[name] - lr * grads[name] for name in params}''',
     ),
+    # The exercise says torch.autograd.grad, given the dict itself, returns a dict under the same names.
+    _inner_step(
+        "inner_step_differentiates_the_dict",
+        ("list(params.values()), create_graph=True", "params, create_graph=True"),
+        (
+            "{name: param - lr * grad for (name, param), grad in zip(params.items(), grads, strict=True)}",
+            "{name: params[name] - lr * grads[name] for name in params}",
+        ),
+    ),
     _inner_step(
         "inner_step_with_a_loop",
         answer='''def inner_step(net, params, x, y, lr):

@@ -820,7 +820,7 @@ INSTRUCTIONS = {
     "not attributes of `ctx`": "saves_the_inputs_on_ctx",
     "returns one gradient per input, in the order forward takes them": "gradients_in_wrong_order",
     "each `grad_out` times the partial derivative of `w * x**2`": "grad_x_without_grad_out",
-    "it computes each only if its input requires grad": "computes_grad_x_then_drops_it",
+    "it computes each only if `ctx.needs_input_grad` asks for it": "computes_grad_x_then_drops_it",
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "where `x` is 0 and where `w` is 0 (so no division by `x` or `w`)": "grad_w_divides_the_output_by_w",

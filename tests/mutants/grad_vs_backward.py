@@ -187,6 +187,13 @@ MUTANTS = [
         (_FIRST, "y.backward(create_graph=True)\n    first = b2.grad"),
         says="which should stay None",
     ),
+    # Cleared after, .grad ends as None: only a .grad that held something before the call tells.
+    _derivatives(
+        "derivatives_read_from_grad_then_clear_it",
+        (_FIRST, "y.backward(create_graph=True)\n    first = b2.grad"),
+        ("return first, second", "net.zero_grad()\n    return first, second"),
+        says="dy/db2 was read from b2.grad after .backward(), which adds it to what .grad held",
+    ),
     _derivatives(
         "derivatives_forget_create_graph",
         (", create_graph=True", ""),
@@ -461,7 +468,9 @@ INSTRUCTIONS = {
     "compute everything from the arguments": "derivatives_hard_code_the_lesson_numbers",
     "return `d²y/dl²`": "hidden_returns_the_first_derivative",
     "as a tensor autograd can differentiate again": "hidden_forgets_create_graph",
-    "Leave every `.grad` untouched (None)": "hidden_backward_instead_of_grad",
+    "Leave every `.grad` as it was (None, or what an earlier backward left)": (
+        "hidden_backward_instead_of_grad"
+    ),
     "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
     "every call here needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
@@ -471,7 +480,7 @@ INSTRUCTIONS = {
     "Both are tensors": "derivatives_return_items",
     "the first shaped like `b2`, (1,)": "derivatives_squeeze_the_results",
     "the second like `w1`, (1, 1)": "derivatives_second_with_respect_to_b2",
-    "Leave every `.grad` None": "derivatives_backward_instead_of_grad",
+    "Leave every `.grad` as it was": "derivatives_backward_instead_of_grad",
     "add to every parameter's `.grad` the gradients of `y`, of `g = dy/dw2` and of": (
         "accumulate_with_autograd_grad"
     ),

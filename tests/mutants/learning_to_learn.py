@@ -388,6 +388,16 @@ MUTANTS = [
         says="a generator runs once",
     ),
     _meta(
+        "meta_loss_pools_the_tasks_into_one",
+        answer=(
+            "def meta_loss(net, tasks, lr):\n"
+            "    x, y, x_query, y_query = (torch.cat(parts) for parts in zip(*tasks))\n"
+            "    adapted = inner_step(net, dict(net.named_parameters()), x, y, lr)\n"
+            "    return ((functional_call(net, adapted, (x_query,)) - y_query) ** 2).mean()\n"
+        ),
+        says="the tasks are pooled into one",
+    ),
+    _meta(
         "meta_loss_sums_over_the_tasks",
         ("torch.stack(losses).mean()", "torch.stack(losses).sum()"),
         says="are added up",
