@@ -256,11 +256,11 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
             "tanh(x) already (a tanh taken when saving, as torch.tanh(x) in setup_context, is of tanh(x))"
         )
     raise AnswerRefusedError(
-        "after the caller changed the output in place, backward still ran, on the changed values, so what "
-        "it read was not the output saved with ctx.save_for_backward, whose version check makes backward "
-        "refuse: it may be kept as an attribute of ctx (ctx.result = output), or saved as output.data, which "
-        "shares the output's memory but not the count of its changes in place that the version check reads. "
-        "Pass the output itself to ctx.save_for_backward"
+        "pass the output itself to ctx.save_for_backward. After the caller changed the output in place, "
+        "backward still ran, on the changed values: what it read was not the output saved that way, whose "
+        "version check makes backward refuse. It may be kept as an attribute of ctx (ctx.result = output), "
+        "or saved as output.data, which shares the output's memory but not the count of changes the version "
+        "check reads."
     )
 
 

@@ -661,8 +661,8 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.result = output"),
         ("(result,) = ctx.saved_tensors", "result = ctx.result"),
         says=(
-            "so what it read was not the output saved with ctx.save_for_backward",
-            "it may be kept as an attribute of ctx (ctx.result = output), or saved as output.data",
+            "pass the output itself to ctx.save_for_backward. After the caller changed the output in place",
+            "It may be kept as an attribute of ctx (ctx.result = output), or saved as output.data",
         ),
         by_nbgrader=True,
     ),
@@ -672,7 +672,7 @@ MUTANTS = [
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.data)"),
         says=(
-            "backward still ran, on the changed values, so what it read was not the output saved",
+            "backward still ran, on the changed values: what it read was not the output saved that way",
             "setup_context saved a tensor with no history: a copy (`.data` in setup_context) in place of "
             "the tensor itself",
         ),
