@@ -11,4 +11,20 @@ def draw_graph(**named: torch.Tensor):
     `draw_graph(grad_x=grad_x, x=x, out=out)`: a gradient that is missing from the picture, or that
     has no path back to x, was cut from the graph.
     """
-    return torchviz.make_dot(tuple(named.values()), params=named)
+    graph = torchviz.make_dot(tuple(named.values()), params=named)
+    graph.body = [line for line in graph.body if not _names_any(line, _unnamed_bases(named.values()))]
+    return graph
+
+
+def _unnamed_bases(tensors) -> set[str]:
+    """The graph ids of the tensors the named views look into, where not named themselves. torchviz draws
+    each as an unlabelled box with a dotted arrow to its view; autograd's nodes (the view's own, such as
+    TBackward0) already show where the view comes from, so the box only raises a question."""
+    named = {str(id(tensor)) for tensor in tensors}
+    return {str(id(tensor._base)) for tensor in tensors if tensor._is_view()} - named
+
+
+def _names_any(line: str, ids: set[str]) -> bool:
+    """Whether a line of graphviz source is the node of one of ids or an edge from or to one."""
+    words = line.split()
+    return bool(words) and (words[0] in ids or (len(words) > 2 and words[1] == "->" and words[2] in ids))

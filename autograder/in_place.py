@@ -243,17 +243,17 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
     where = where_it_saves(function)
     if any(torch.equal(kept.detach(), before) for kept in saved):
         raise AnswerRefusedError(
-            f"after the caller changed the output in place, backward still ran: {where} saved a copy of the "
-            "output (as output.clone() makes), not the output itself. Autograd's version check, which makes "
-            "backward refuse, watches the copy, which the caller never changes; and the copy takes the "
-            "memory that working in place saves. Pass the output itself to ctx.save_for_backward"
+            "pass the output itself to ctx.save_for_backward. After the caller changed the output in place, "
+            f"backward still ran: {where} saved a copy of the output (as output.clone() makes), not the "
+            "output itself. Autograd's version check, which makes backward refuse, watches the copy, which "
+            "the caller never changes; and the copy takes the memory that working in place saves."
         )
     if saved and all(kept.data_ptr() != out.data_ptr() for kept in saved):
         raise AnswerRefusedError(
-            f"after the caller changed the output in place, backward still ran: {where} saved a new tensor "
-            "with ctx.save_for_backward, not the output, so autograd's version check, which makes backward "
-            "refuse, watches that tensor instead. Pass the output itself to ctx.save_for_backward: it holds "
-            "tanh(x) already (a tanh taken when saving, as torch.tanh(x) in setup_context, is of tanh(x))"
+            "pass the output itself to ctx.save_for_backward: it holds tanh(x) already (a tanh taken when "
+            "saving, as torch.tanh(x) in setup_context, is of tanh(x)). After the caller changed the output "
+            f"in place, backward still ran: {where} saved a new tensor with ctx.save_for_backward, not the "
+            "output, so autograd's version check, which makes backward refuse, watches that tensor instead."
         )
     raise AnswerRefusedError(
         "pass the output itself to ctx.save_for_backward. After the caller changed the output in place, "
@@ -285,9 +285,9 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
             "sign of backward's formula (grad(grad(...)) flips it back, so the second derivative alone "
             "would not show it)"
         )
-    if not torch.allclose(first, slope) and torch.allclose(first, 1 - torch.tanh(point)):
-        raise AnswerRefusedError(f"{at} is {first.item():g}: {_SQUARE_LEFT_OUT}")
     if not torch.allclose(first, slope):
+        if torch.allclose(first, 1 - torch.tanh(point)):
+            raise AnswerRefusedError(f"{at} is {first.item():g}: {_SQUARE_LEFT_OUT}")
         raise AnswerRefusedError(
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
             "backward returns grad_out times the wrong derivative"

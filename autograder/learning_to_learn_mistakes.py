@@ -7,6 +7,7 @@ numbers show into what the answer did, where the numbers alone would blame the w
 """
 
 import copy
+import traceback
 from collections.abc import Callable
 
 import torch
@@ -74,26 +75,29 @@ def _seen_running(inner_step: Callable, net: torch.nn.Module, params: dict, x, y
     return seen
 
 
-def _what_is_left_out(seen: _GradInputsSeen, net: torch.nn.Module, params: dict) -> str:
-    """Which of params and the network's own the step mixes up, from what it differentiates: the
-    network's own parameters, or params, which then its support loss (run by net(x)) does not reach."""
+def _what_is_left_out(seen: _GradInputsSeen, net: torch.nn.Module, params: dict) -> tuple[str, str]:
+    """What to do, and which of params and the network's own the step mixes up, from what it
+    differentiates: the network's own parameters, or params, which then its support loss (run by net(x))
+    does not reach."""
     own = {id(param) for param in net.parameters()}
     given = {id(param) for param in params.values()}
-    nones = " and allow_unused=True gives None for each" if seen.gave_none else ""
+    nones = "; allow_unused=True gives None for each" if seen.gave_none else ""
     if seen.inputs and any(id(tensor) in own and id(tensor) not in given for tensor in seen.inputs):
         return (
-            "inner_step differentiates the network's own parameters (net.parameters()), which its support "
-            f"loss, computed from params, does not depend on{nones}: differentiate with respect to "
-            "params.values()"
+            "differentiate with respect to list(params.values()), not net.parameters()",
+            "inner_step differentiates the network's own parameters (net.parameters()), but its support "
+            f"loss is computed from params and does not depend on them{nones}",
         )
     if seen.inputs and all(id(tensor) in given for tensor in seen.inputs):
         return (
+            "run the network on params, functional_call(net, params, (x,))",
             "inner_step runs the network on its own parameters (net(x)), so its support loss does not reach "
-            f"params{nones}: run it on params, functional_call(net, params, (x,))"
+            f"params{nones}",
         )
     return (
-        "inner_step differentiates tensors its support loss does not depend on: run the network on params, "
-        "functional_call(net, params, (x,)), and differentiate with respect to params.values()"
+        "run the network on params, functional_call(net, params, (x,)), and differentiate with respect to "
+        "list(params.values())",
+        "inner_step differentiates tensors its support loss does not depend on",
     )
 
 
@@ -114,7 +118,8 @@ def _refuse_params_unchanged(inner_step: Callable, net: torch.nn.Module, given: 
     params = {name: param.clone().requires_grad_() for name, param in given.items()}
     seen = _seen_running(inner_step, net, params, x, y, lr)
     if seen.gave_none:
-        raise AnswerRefusedError("it returns params unchanged, as " + _what_is_left_out(seen, net, params))
+        fix, cause = _what_is_left_out(seen, net, params)
+        raise AnswerRefusedError(f"{fix}: it returns params unchanged, as {cause}.")
 
 
 def _refuse_a_half_step(inner_step: Callable, net: torch.nn.Module, given: dict, x, y, lr, adapted) -> None:
@@ -141,21 +146,63 @@ def _refuse_a_half_step(inner_step: Callable, net: torch.nn.Module, given: dict,
         )
 
 
+# What a step computed from the names of a dict of gradients did.
+_NAMES_FOR_GRADIENTS = (
+    "use grads[name], or pass list(params.values()): given the dict params, torch.autograd.grad returns a "
+    "dict of gradients under the same names, and zipping or iterating that dict gives the names (strings), "
+    "not the gradients"
+)
+
+
+def _names_taken_for_gradients(error: TypeError, params: dict) -> bool:
+    """Whether the step multiplied a name of params where a gradient belongs: a frame of the error holds
+    a dict of tensors under params' names other than params' own (the gradients torch.autograd.grad
+    returns for the dict), and the frame that raised holds one of those names."""
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    own = {id(param) for param in params.values()}
+
+    def gradients(value) -> bool:
+        return (
+            isinstance(value, dict)
+            and value.keys() == params.keys()
+            and all(isinstance(v, torch.Tensor) and id(v) not in own for v in value.values())
+        )
+
+    return (
+        "can't multiply sequence" in str(error)
+        and any(gradients(value) for frame in frames for value in frame.f_locals.values())
+        and any(isinstance(value, str) and value in params for value in frames[-1].f_locals.values())
+    )
+
+
 def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) -> dict:
-    """inner_step(net, params, x, y, lr), where autograd's refusal of a tensor the support loss does not
-    depend on (or the None that allow_unused=True gives for it) is told as the params left out."""
+    """inner_step(net, params, x, y, lr), refused with the cause where the numbers alone would not say it:
+    a step not taken, or half of one."""
     given = {name: param.detach().clone() for name, param in params.items()}
-    try:
-        adapted = inner_step(net, params, x, y, lr)
-    except (RuntimeError, TypeError) as error:
-        if "appears to not have been used in the graph" not in str(error) and "NoneType" not in str(error):
-            raise
-        raise AnswerRefusedError(
-            _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
-        ) from None
+    adapted = _called(inner_step, net, params, x, y, lr)
     _refuse_params_unchanged(inner_step, net, given, x, y, lr, adapted)
     _refuse_a_half_step(inner_step, net, given, x, y, lr, adapted)
     return adapted
+
+
+def _called(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) -> dict:
+    """inner_step(net, params, x, y, lr), where autograd's refusal of a tensor the support loss does not
+    depend on (or the None that allow_unused=True gives for it) is told as the params left out, and a
+    name of params multiplied in place of its gradient as the dict torch.autograd.grad returned."""
+    try:
+        return inner_step(net, params, x, y, lr)
+    except TypeError as error:
+        if _names_taken_for_gradients(error, params):
+            raise AnswerRefusedError(_NAMES_FOR_GRADIENTS) from None
+        if "NoneType" not in str(error):
+            raise
+        fix, cause = _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
+        raise AnswerRefusedError(f"{fix}: {cause}.") from None
+    except RuntimeError as error:
+        if "appears to not have been used in the graph" not in str(error):
+            raise
+        fix, cause = _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
+        raise AnswerRefusedError(f"{fix}: {cause}.") from None
 
 
 def by_name(adapted, params: dict) -> dict:
@@ -170,7 +217,7 @@ def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module
     given = dict(params)
     before = [param.detach().clone() for param in params.values()]
     versions = [param._version for param in net.parameters()]
-    adapted = inner_step(net, params, x, y, lr)
+    adapted = _called(inner_step, net, params, x, y, lr)
     if not all(torch.equal(param, old) for param, old in zip(net.parameters(), before, strict=True)):
         # Writing through .data leaves a tensor's version counter as it was; an in-place operation on it
         # (-=, under torch.no_grad() to be allowed) counts one.
@@ -275,6 +322,23 @@ def _wrong_steps(reference: Callable) -> dict[str, Callable]:
     return {cause: reference(step) for cause, step in _WRONG_STEPS.items()}
 
 
+def _stepped_first_order(net, x, y, lr, start: dict) -> dict:
+    """The step whose gradient is a constant to autograd, as one taken without create_graph=True: right in
+    value, it differentiates as start alone."""
+    grads = torch.func.grad(mse)({name: param.detach() for name, param in start.items()}, net, x, y)
+    return {name: start[name] - lr * grads[name] for name in start}
+
+
+# What the meta-gradient through that step lacks, in section 3's terms. The numbers cannot tell a gradient
+# taken without create_graph=True from one detached after: both are named.
+_FIRST_ORDER = (
+    "the meta-gradient is first-order MAML's: the query gradient alone, without section 3's Hessian term "
+    "-lr · H_S · (query gradient), which autograd finds only by differentiating the step's gradient. That "
+    "gradient is a constant to autograd, as a gradient without create_graph=True is (retain_graph=True is no "
+    "substitute), or one cut with `.detach()`: take it with create_graph=True and do not detach it."
+)
+
+
 def _slipped(reference: Callable, slip: Callable) -> Callable:
     """reference, called on (net, [start,] x, y, x_query, y_query, lr) with the x, y and lr slip makes."""
 
@@ -338,6 +402,9 @@ QUERY_LOSS_MISTAKES = _slips_of(query_loss_by_torch_func) | _wrong_steps(
         )
     )
 )
+QUERY_LOSS_MISTAKES[_FIRST_ORDER] = lambda net, x, y, x_query, y_query, lr: mse(
+    _stepped_first_order(net, x, y, lr, dict(net.named_parameters())), net, x_query, y_query
+)
 
 
 def _query_loss_from(start: Callable, gradient_at: Callable) -> Callable:
@@ -380,6 +447,9 @@ QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES |= _wrong_steps(
             step(net, x, y, lr, dict(start.named_parameters())), net, x_query, y_query
         )
     )
+)
+QUERY_LOSS_FROM_OTHER_PARAMS_MISTAKES[_FIRST_ORDER] = lambda net, start, x, y, x_query, y_query, lr: mse(
+    _stepped_first_order(net, x, y, lr, dict(start.named_parameters())), net, x_query, y_query
 )
 
 

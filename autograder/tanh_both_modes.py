@@ -86,12 +86,17 @@ JVP_SLIPS_UNIT_TANGENTS_HIDE = {
 
 # A jvp that changes the saved output in place, which is the caller's output and what backward reads: each
 # changes the tensor it is given, tanh(x), as that jvp does, and returns it. The tangent jvp returns is right.
+OUTPUT_CHANGED_BY_JVP = "jvp changes the saved output in place (result.square_(), result **= 2)"
 CHANGED_OUTPUTS = {
-    "jvp changes the saved output in place (result.square_(), result **= 2)": lambda result: result.square_(),
+    OUTPUT_CHANGED_BY_JVP: lambda result: result.square_(),
     "jvp changes the saved output in place into its slope (result.square_().neg_().add_(1))": (
         lambda result: result.square_().neg_().add_(1)
     ),
 }
+# What to do instead, said after each of those slips.
+INTO_A_NEW_TENSOR = "compute into a new tensor, 1 - result**2."
+# Where a changed output shows when the tangent is right: in what the caller gets.
+THE_CALLER_GETS_IT = f"and the caller gets that changed output: {INTO_A_NEW_TENSOR}"
 
 
 def differentiated_as(slope: Callable) -> Callable:
@@ -257,7 +262,7 @@ def forward_over_reverse_slips(whole_hessian: bool, dual_numbers: bool = False) 
         | {
             # torch.func.hessian's gradient comes from a separate torch.func.grad, which runs no jvp.
             f"{slip}, and backward, which forward over reverse differentiates, reads that changed output: "
-            "compute into a new tensor, 1 - result**2.": (
+            f"{INTO_A_NEW_TENSOR}": (
                 _gradient_and_hvp_by_dual_numbers(_tanh_whose_jvp_changes_its_output(changed))
                 if dual_numbers
                 else _with_gradient(
@@ -387,7 +392,7 @@ def reverse_over_forward_slips() -> dict[str, Callable]:
         }
         | {
             f"{slip}, and backward, which reverse mode runs through to differentiate the tangent, reads that "
-            "changed output: compute into a new tensor, 1 - result**2.": tangent_when_backward_gives(
+            f"changed output: {INTO_A_NEW_TENSOR}": tangent_when_backward_gives(
                 lambda x, changed=changed: 1 - changed(torch.tanh(x)) ** 2
             )
             for slip, changed in CHANGED_OUTPUTS.items()

@@ -10,7 +10,7 @@ import torch
 
 from autograder.probe.diagnose import COPIES, copies_it_saves, names_used, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
-from autograder.tanh_both_modes import SHAPED_LIKE_THE_OUTPUT
+from autograder.tanh_both_modes import OUTPUT_CHANGED_BY_JVP, SHAPED_LIKE_THE_OUTPUT, THE_CALLER_GETS_IT
 
 
 def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -136,9 +136,16 @@ def refuse_an_output_changed_by_jvp(
     with torch.autograd.forward_ad.dual_level():
         with_jvp = function.apply(torch.autograd.forward_ad.make_dual(x, v))._version
     if with_jvp != without_jvp:
+        raise AnswerRefusedError(f"{OUTPUT_CHANGED_BY_JVP}, {THE_CALLER_GETS_IT}")
+
+
+def refuse_a_tangent_changed_by_jvp(v: torch.Tensor, before: torch.Tensor) -> None:
+    """Name a jvp that changed the caller's direction v in place: dual numbers hand jvp v itself as x_t,
+    and torch.func's refusal of the same step in place does not run here."""
+    if not torch.equal(v, before):
         raise AnswerRefusedError(
-            "jvp changes the saved output in place (result.square_(), result **= 2), and the caller gets "
-            "that changed output: compute into a new tensor, 1 - result**2."
+            "jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...), and x_t is the caller's "
+            "direction v, which it changed: compute the tangent into a new tensor (x_t * ...)."
         )
 
 

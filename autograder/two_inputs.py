@@ -21,6 +21,12 @@ IN_ORDER = (
     "input, in forward's order. Return grad_x, grad_w"
 )
 
+# What to do, and what went wrong, when backward reads each input's flag at the other's index.
+_FLAGS_IN_ORDER = "read x's flag at index 0 of ctx.needs_input_grad and w's at index 1"
+_FLAGS_SWAPPED = (
+    "it reads the flags swapped, needs_input_grad[1] (w's flag) for x and needs_input_grad[0] for w"
+)
+
 
 def leaving_the_inputs_alone(function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor):
     """function.apply(x, w), refusing a forward that changed x or w in place (their values or ._version,
@@ -52,9 +58,8 @@ def refuse_gradients_out_of_place(
     for_w = grads[1] if isinstance(grads[1], torch.Tensor) and grads[1].shape == x.shape else None
     if for_w is not None and torch.allclose(for_w, x**2):
         raise AnswerRefusedError(
-            "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None "
-            "for x and grad_w for w: it reads the flags swapped, needs_input_grad[1] (w's flag) for x and "
-            "needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
+            f"{_FLAGS_IN_ORDER}: with ctx.needs_input_grad (True, False), as torch.func's grad sets it, "
+            f"backward returned None for x and grad_w for w, so {_FLAGS_SWAPPED}."
         )
     if for_w is not None and torch.allclose(for_w, 2 * w * x):
         raise AnswerRefusedError(
@@ -62,9 +67,9 @@ def refuse_gradients_out_of_place(
             "swap returned None for x, so torch.func found no gradient for x"
         )
     raise AnswerRefusedError(
-        "with ctx.needs_input_grad (True, False), as torch.func's grad sets it, backward returned None for "
-        "x, so torch.func finds no gradient for x and its second derivative in x is 0. x's flag is "
-        "needs_input_grad[0]: return grad_x whenever it is True"
+        "return grad_x whenever needs_input_grad[0], x's flag, is True: with ctx.needs_input_grad "
+        "(True, False), as torch.func's grad sets it, backward returned None for x, so torch.func finds no "
+        "gradient for x and its second derivative in x is 0."
     )
 
 
@@ -221,19 +226,18 @@ def gradients_returned(
     given = tuple(gradient is not None for gradient in grads)
     if sum(node.needs_input_grad) == 1 and given == tuple(not needed for needed in node.needs_input_grad):
         raise AnswerRefusedError(
-            f"backward returned {'a tensor' if given[0] else 'None'} in x's place and "
+            f"{_FLAGS_IN_ORDER}: backward returned {'a tensor' if given[0] else 'None'} in x's place and "
             f"{'a tensor' if given[1] else 'None'} in w's, the reverse of ctx.needs_input_grad "
-            f"{tuple(node.needs_input_grad)}: it reads the flags swapped, needs_input_grad[1] (w's flag) "
-            "for x and needs_input_grad[0] for w. Read x's flag at index 0 and w's at index 1"
+            f"{tuple(node.needs_input_grad)}, so {_FLAGS_SWAPPED}."
         )
     places = zip(("x", "w"), node.needs_input_grad, grads, strict=True)
     for index, (name, needed, gradient) in enumerate(places):
         if needed != (gradient is not None):
-            why = "" if needed else ": a tensor there, even of zeros, is work done and passed on for nothing"
+            why = "" if needed else " A tensor there, even of zeros, is work done and passed on for nothing."
             raise AnswerRefusedError(
-                f"backward returned {'None' if gradient is None else 'a tensor'} in {name}'s place, but "
+                f"return {'its gradient' if needed else 'None'} in {name}'s place: "
                 f"ctx.needs_input_grad[{index}] says {name} {'requires' if needed else 'does not require'} "
-                f"grad: return {'its gradient' if needed else 'None'} there{why}"
+                f"grad, and backward returned {'None' if gradient is None else 'a tensor'} there.{why}"
             )
     with torch.no_grad():
         # Each gradient, computed for an input that needs none, is work thrown away, and so is any multiple
@@ -319,23 +323,22 @@ def refuses_inputs_changed_in_place(
             kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
         ):
             raise AnswerRefusedError(
-                f"after the caller changed {name} in place, backward still ran: {where} saved a tensor "
-                f"that shares {name}'s memory, as {name}.data does, but not the count of {name}'s changes "
-                f"in place that autograd's version check reads. Pass {name} itself to ctx.save_for_backward"
+                f"pass {name} itself to ctx.save_for_backward. After the caller changed {name} in place, "
+                f"backward still ran: {where} saved a tensor that shares {name}'s memory, as {name}.data "
+                f"does, but not the count of {name}'s changes in place that autograd's version check reads."
             )
         if any(torch.equal(kept.detach(), original.detach()) for kept in saved):
             raise AnswerRefusedError(
-                f"after the caller changed {name} in place, backward still ran: "
-                f"{where} saved a copy of {name} (as {name}.clone() "
-                f"makes), not {name} itself. Autograd's version check, which makes backward refuse, "
-                f"watches the copy, which the caller never changes; and the copy takes as much memory "
-                f"again. Pass {name} itself to ctx.save_for_backward"
+                f"pass {name} itself to ctx.save_for_backward. After the caller changed {name} in place, "
+                f"backward still ran: {where} saved a copy of {name} (as {name}.clone() makes), not {name} "
+                "itself. Autograd's version check, which makes backward refuse, watches the copy, which the "
+                "caller never changes; and the copy takes as much memory again."
             )
         raise AnswerRefusedError(
-            f"after the caller changed {name} in place, backward still ran, so {name} itself was not saved "
-            "with ctx.save_for_backward, whose version check makes backward refuse: it may be kept as an "
-            f"attribute of ctx, saved as a copy, or recomputed from other saved tensors. Pass {name} itself "
-            "to ctx.save_for_backward"
+            f"pass {name} itself to ctx.save_for_backward. After the caller changed {name} in place, "
+            f"backward still ran, so {name} itself was not saved that way, whose version check makes "
+            "backward refuse: it may be kept as an attribute of ctx, saved as a copy, or recomputed from "
+            "other saved tensors."
         )
     return torch.tensor(1.0, dtype=torch.float64)
 

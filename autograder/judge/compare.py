@@ -628,11 +628,16 @@ def _reduction_missing(want: dict, got: torch.Tensor) -> str:
 
 def _reshaped_by(calls: list[str]) -> str:
     """Why a result has the wrong shape, in code that calls something that changes shapes (`calls`, as
-    measure spells them): torch.autograd.grad already gives each gradient its tensor's own shape."""
-    verb = "changes" if len(calls) == 1 else "change"
+    measure spells them): the call applied to the value returned, since elsewhere (the .sum() of a loss)
+    such a call does no harm; torch.autograd.grad already gives each gradient its tensor's own shape."""
+    if len(calls) == 1:
+        which = f"{calls[0]} in your code, if applied to the value you return: it changes"
+    else:
+        listed = f"{', '.join(calls[:-1])} or {calls[-1]}"
+        which = f"{listed} in your code, whichever is applied to the value you return: each changes"
     return (
-        f"Likely cause: your code uses {', '.join(calls)}, which {verb} a tensor's shape; "
-        "torch.autograd.grad already returns each gradient in the shape of its tensor."
+        f"Likely cause: {which} a tensor's shape, and torch.autograd.grad already returns each gradient in "
+        "the shape of its tensor."
     )
 
 

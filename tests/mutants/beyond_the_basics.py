@@ -147,9 +147,8 @@ MUTANTS = [
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, output)"),
         (_SAVED, "x, out = ctx.saved_tensors\n        w = out / x**2"),
         says=(
-            "so w itself was not saved with ctx.save_for_backward, whose version check makes backward "
-            "refuse: it may be kept as an attribute of ctx, saved as a copy, or recomputed from other saved "
-            "tensors"
+            "pass w itself to ctx.save_for_backward. After the caller changed w in place, backward still "
+            "ran, so w itself was not saved that way"
         ),
     ),
     # The formula is right, but torch's batched gradients (gradcheck's check_batched_grad) cannot batch
@@ -326,7 +325,7 @@ MUTANTS = [
         {_NEEDS_INPUT_GRAD},
         (_GRAD_X, "grad_x = grad_out * 2 * w * x"),
         (_GRAD_W, "grad_w = grad_out * x**2"),
-        says="says x does not require grad: return None there",
+        says="return None in x's place: ctx.needs_input_grad[0] says x does not require grad",
     ),
     # Right wherever x requires grad, as it does whenever w is the data.
     _scaled_square(

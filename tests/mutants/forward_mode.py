@@ -530,10 +530,12 @@ INSTRUCTIONS = {
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
-    "If backward and `jvp` need different numbers of tensors, call `ctx.save_for_forward` first and "
-    "`ctx.save_for_backward` last": "saves_the_input_for_forward_too",
-    "when the counts differ and `save_for_forward` comes last, "
-    "`torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fails": "saves_the_input_for_forward_too",
+    "If backward and `jvp` need different numbers of tensors, call `ctx.save_for_forward` first": (
+        "saves_the_input_for_forward_too"
+    ),
+    "called last, it makes `torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fail": (
+        "saves_the_input_for_forward_too"
+    ),
     "Backward passes this if it raises an error (autograd does so for an output saved with "
     "`ctx.save_for_backward`), or if it returns the same gradient as before the change": (
         "saves_the_output_on_ctx"

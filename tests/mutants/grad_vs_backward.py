@@ -71,7 +71,10 @@ MUTANTS = [
     _hidden(
         "hidden_squeezes_the_result",
         ("return curvature", "return curvature.squeeze()"),
-        says="got shape () instead of (1, 1)",
+        says=(
+            "got shape () instead of (1, 1)",
+            "`.squeeze()` in your code, if applied to the value you return: it changes a tensor's shape",
+        ),
     ),
     _hidden(
         "hidden_returns_the_first_derivative",
@@ -97,12 +100,12 @@ MUTANTS = [
     _hidden(
         "hidden_second_with_respect_to_w1",
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear1.weight, create_graph=True)"),
-        says="the second call differentiates f with respect to w1, not the hidden value l",
+        says="this is df/dw1, not d²y/dl²: f = dy/dl is differentiated with respect to w1",
     ),
     _hidden(
         "hidden_second_with_respect_to_w2",
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.weight, create_graph=True)"),
-        says="the second call differentiates f with respect to w2, not the hidden value l",
+        says="this is df/dw2, not d²y/dl²: f = dy/dl is differentiated with respect to w2",
     ),
     _hidden(
         "hidden_forgets_the_factor_2",
@@ -118,7 +121,7 @@ MUTANTS = [
     _hidden(
         "hidden_second_with_respect_to_b2",
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.bias, create_graph=True)"),
-        says="the second call differentiates f with respect to b2, not the hidden value l",
+        says="this is df/db2, not d²y/dl²: f = dy/dl is differentiated with respect to b2",
     ),
     # 2·w2 written by hand: the factor w2 that differentiating u by l brings is missing.
     _hidden(

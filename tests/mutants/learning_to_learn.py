@@ -39,6 +39,13 @@ MUTANTS = [
         (_GRADS, "grads = torch.autograd.grad(loss, list(params.values()))"),
         says="create_graph=True",
     ),
+    # Given the dict params, torch.autograd.grad returns a dict: zipped, it gives the names.
+    _inner(
+        "inner_step_zips_the_dict_of_gradients",
+        _ALL,
+        (_GRADS, "grads = torch.autograd.grad(loss, params, create_graph=True)"),
+        says="use grads[name], or pass list(params.values()): given the dict params",
+    ),
     # Spelled out, create_graph=False is the same as leaving it out, and named the same.
     _inner(
         "inner_step_passes_create_graph_false",
@@ -503,6 +510,7 @@ INSTRUCTIONS = {
         "inner_step_climbs_the_gradient"
     ),
     "a new dict with the same names": "inner_step_returns_a_list",
+    "iterating that dict gives names, not gradients": "inner_step_zips_the_dict_of_gradients",
     "no `.data`": "inner_step_updates_data_in_place",
     "no `-=` under `torch.no_grad()`": "inner_step_updates_in_place_without_grad",
     "no `.detach()`": "inner_step_detaches_the_adapted_parameters",

@@ -1,0 +1,39 @@
+"""draw_graph: the named tensors, labelled, and autograd's nodes between them; no box for a tensor the
+lesson never named, such as the one a view looks into."""
+
+import pytest
+import torch
+
+from autograder.graphs import draw_graph
+
+# torchviz compares torch's version with distutils' LooseVersion, which warns; a notebook never shows a
+# warning raised inside a library.
+pytestmark = pytest.mark.filterwarnings("ignore:distutils Version classes are deprecated:DeprecationWarning")
+
+
+def _gradient_of_a_linear_layers_input(create_graph: bool):
+    """dy/dl for y = linear(l)², which torch returns as a view (the transpose of a product)."""
+    hidden, w, b = (
+        torch.ones(shape, dtype=torch.float64, requires_grad=True) for shape in ((1, 1), (1, 1), 1)
+    )
+    y = torch.nn.functional.linear(hidden, w, b) ** 2
+    (gradient,) = torch.autograd.grad(y, hidden, create_graph=create_graph)
+    assert gradient._is_view()
+    return gradient, hidden
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_gradient_that_is_a_view_is_drawn_without_the_tensor_it_views(create_graph):
+    gradient, hidden = _gradient_of_a_linear_layers_input(create_graph)
+    source = draw_graph(f=gradient, l=hidden).source
+    assert str(id(gradient._base)) not in source
+    assert "dotted" not in source
+    assert 'label="f' in source
+    assert 'label="l' in source
+    assert ("MmBackward0" in source) is create_graph  # the product the view transposes, recorded by autograd
+
+
+def test_a_base_that_is_named_is_drawn_with_its_view():
+    gradient, _ = _gradient_of_a_linear_layers_input(create_graph=True)
+    source = draw_graph(f=gradient, base=gradient._base).source
+    assert f"{id(gradient._base)} -> {id(gradient)} [style=dotted]" in source
