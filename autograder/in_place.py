@@ -8,7 +8,7 @@ every lesson cannot know that it is meant to.
 import torch
 
 from autograder.first_derivative_cut import refuse_a_first_derivative_cut_from_x
-from autograder.probe.diagnose import untracked_in_backward, where_it_saves
+from autograder.probe.diagnose import attribute_holding, untracked_in_backward, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
 
 
@@ -226,7 +226,8 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
     if returns_an_unmarked_input(function, x):
         raise AnswerRefusedError(UNMARKED)
     out = applied(function, x * 1)
-    saved = getattr(out.grad_fn, "saved_tensors", ())  # what ctx.save_for_backward was given
+    node = out.grad_fn  # the Function's own: changing the output in place gives it another
+    saved = getattr(node, "saved_tensors", ())  # what ctx.save_for_backward was given
     before = out.detach().clone()
     try:
         out.add_(1)  # the caller changes the output in place between forward and backward
@@ -254,6 +255,13 @@ def refuses_output_changed_in_place(function: type[torch.autograd.Function], x: 
             "saving, as torch.tanh(x) in setup_context, is of tanh(x)). After the caller changed the output "
             f"in place, backward still ran: {where} saved a new tensor with ctx.save_for_backward, not the "
             "output, so autograd's version check, which makes backward refuse, watches that tensor instead."
+        )
+    attribute = attribute_holding(node, out)
+    if attribute is not None:
+        raise AnswerRefusedError(
+            f"pass the output itself to ctx.save_for_backward, not as ctx.{attribute}. After the caller "
+            "changed the output in place, backward still ran, on the changed values: autograd's version "
+            "check, which makes backward refuse, watches only the tensors ctx.save_for_backward saved."
         )
     raise AnswerRefusedError(
         "pass the output itself to ctx.save_for_backward. After the caller changed the output in place, "

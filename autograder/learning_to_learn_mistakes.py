@@ -179,7 +179,9 @@ def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
     """inner_step(net, params, x, y, lr), refused with the cause where the numbers alone would not say it:
     a step not taken, or half of one."""
     given = {name: param.detach().clone() for name, param in params.items()}
+    versions = [param._version for param in params.values()]
     adapted = _called(inner_step, net, params, x, y, lr)
+    _refuse_changes_in_place(list(params.values()), list(given.values()), versions, "the tensors of params")
     _refuse_params_unchanged(inner_step, net, given, x, y, lr, adapted)
     _refuse_a_half_step(inner_step, net, given, x, y, lr, adapted)
     return adapted
@@ -210,6 +212,20 @@ def by_name(adapted, params: dict) -> dict:
     return {name: adapted[name] for name in params}
 
 
+def _refuse_changes_in_place(tensors: list, before: list, versions: list, whose: str) -> None:
+    """Refuse a step that changed `tensors` (whose, in words) in place: their values differ from `before`.
+    Writing through .data leaves a tensor's version counter as it was (`versions`); an in-place operation
+    on it (-=, under torch.no_grad() to be allowed) counts one."""
+    if all(torch.equal(tensor, old) for tensor, old in zip(tensors, before, strict=True)):
+        return
+    counted = any(tensor._version != old for tensor, old in zip(tensors, versions, strict=True))
+    how = "with -= under torch.no_grad()" if counted else "through .data"
+    raise AnswerRefusedError(
+        f"inner_step changed {whose} in place, {how}: leave params as they are, and return new tensors, "
+        "params - lr * gradient"
+    )
+
+
 def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module, x, y, lr) -> dict:
     """inner_step's adapted parameters from the network's own, refused if the call changed them or the
     dict it was given: meta_loss hands every task the same one."""
@@ -218,15 +234,7 @@ def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module
     before = [param.detach().clone() for param in params.values()]
     versions = [param._version for param in net.parameters()]
     adapted = _called(inner_step, net, params, x, y, lr)
-    if not all(torch.equal(param, old) for param, old in zip(net.parameters(), before, strict=True)):
-        # Writing through .data leaves a tensor's version counter as it was; an in-place operation on it
-        # (-=, under torch.no_grad() to be allowed) counts one.
-        counted = any(param._version != old for param, old in zip(net.parameters(), versions, strict=True))
-        how = "with -= under torch.no_grad()" if counted else "through .data"
-        raise AnswerRefusedError(
-            f"inner_step changed the network's own parameters in place, {how}: leave params as they are, "
-            "and return new tensors, params - lr * gradient"
-        )
+    _refuse_changes_in_place(list(net.parameters()), before, versions, "the network's own parameters")
     if params.keys() != given.keys() or any(params[n] is not given[n] for n in given):
         raise AnswerRefusedError(
             "inner_step changed the dict params it was given (params[name] = ...): return a new dict and "
@@ -330,12 +338,12 @@ def _stepped_first_order(net, x, y, lr, start: dict) -> dict:
 
 
 # What the meta-gradient through that step lacks, in section 3's terms. The numbers cannot tell a gradient
-# taken without create_graph=True from one detached after: both are named.
+# taken without create_graph=True from one cut after: each is named.
 _FIRST_ORDER = (
     "the meta-gradient is first-order MAML's: the query gradient alone, without section 3's Hessian term "
-    "-lr · H_S · (query gradient), which autograd finds only by differentiating the step's gradient. That "
-    "gradient is a constant to autograd, as a gradient without create_graph=True is (retain_graph=True is no "
-    "substitute), or one cut with `.detach()`: take it with create_graph=True and do not detach it."
+    "-lr · H_S · (query gradient), which autograd finds only by differentiating the step's gradient. Here "
+    "that gradient is a constant to autograd: take it with create_graph=True (retain_graph=True is no "
+    "substitute), and do not cut it with `.detach()` or `.data`."
 )
 
 

@@ -319,6 +319,13 @@ def refuses_inputs_changed_in_place(
             continue
         original = {"x": x, "w": w}[name]
         where = diagnose.where_it_saves(function)
+        attribute = diagnose.attribute_holding(out.grad_fn, inputs[name])
+        if attribute is not None:
+            raise AnswerRefusedError(
+                f"pass {name} itself to ctx.save_for_backward, not as ctx.{attribute}. After the caller "
+                f"changed {name} in place, backward still ran: autograd's version check, which makes "
+                "backward refuse, watches only the tensors ctx.save_for_backward saved."
+            )
         if any(
             kept.untyped_storage().data_ptr() == inputs[name].untyped_storage().data_ptr() for kept in saved
         ):

@@ -19,6 +19,7 @@ from widths import fits
 
 from autograder import check_result
 from autograder.models import TinyNet, lesson_net, random_net
+from autograder.probe.refused import AnswerRefusedError
 from autograder.records.results import one_line
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -1049,3 +1050,16 @@ def test_a_gradient_that_flows_with_the_value_0_is_told_as_0_not_as_none_flowing
     message = failure(square_weighted_by_zero, lambda x: x**2, a_parameter)
     assert "with respect to x is 0 at every element, but it should not be" in message
     assert "No gradient flows" not in message
+
+
+# A refusal: what the answer did, told by the check's own code.
+
+
+def refused_without_a_full_stop(x):
+    """An answer a check refuses with a message that ends without a full stop."""
+    raise AnswerRefusedError("return x itself")
+
+
+def test_a_refusal_ends_as_a_sentence_before_the_line_saying_what_was_called():
+    message = failure(refused_without_a_full_stop, lambda x: x, lambda gen: (torch.ones(2),))
+    assert "refused_without_a_full_stop: return x itself. when called with the x that" in message

@@ -492,6 +492,8 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 raise FailedCheckError(f"{failure}\n{hint}") from None
             if isinstance(near, torch.Tensor) and (missing := _reduction_missing(want, near)):
                 raise FailedCheckError(f"{failure}\n{missing}") from None
+            if isinstance(near, torch.Tensor) and (kept := _size_one_dimensions_kept(want, near)):
+                raise FailedCheckError(f"{failure}\n{kept}") from None
             if "got shape" in str(failure) and (reshaping := _texts(measurement.get("reshaping"))):
                 raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             if _gradients_left_in_their_tuple(want, got, measurement):
@@ -623,6 +625,19 @@ def _reduction_missing(want: dict, got: torch.Tensor) -> str:
     return (
         f"Likely cause: it returns {got.numel()} values where {want['tensor'].numel()} are expected: a "
         "reduction (a sum or mean over a dimension) is missing."
+    )
+
+
+def _size_one_dimensions_kept(want: dict, got: torch.Tensor) -> str:
+    """Why one value, where a 0-dim tensor is expected, comes in dimensions of size 1: a reduction over
+    one dimension or with keepdim=True, or a reshape, kept them (the penalty's .mean(dim=0) after a norm
+    with keepdim=True). "" where the reference's result is not 0-dim or the result is not one value."""
+    if "tensor" not in want or want["tensor"].dim() != 0 or got.numel() != 1 or got.dim() == 0:
+        return ""
+    return (
+        f"Likely cause: the result is one value, but in shape {tuple(got.shape)}: a reduction with dim= or "
+        "keepdim=True, or a reshape, kept that size-1 dimension. Reduce over every dimension at once "
+        "(.mean() or .sum() without dim=)."
     )
 
 

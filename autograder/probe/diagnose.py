@@ -669,6 +669,16 @@ def copies_it_saves(function: type[torch.autograd.Function]) -> list[str]:
     return [text for name, text in COPIES.items() if name in used]
 
 
+def attribute_holding(node, tensor: torch.Tensor) -> str | None:
+    """The name of the attribute of ctx (`node`, a custom Function's node) that holds `tensor`'s memory
+    (ctx.x = x, ctx.result = output.data), where autograd's version check cannot see a change in place."""
+    held = tensor.untyped_storage().data_ptr()
+    for name, value in sorted(getattr(node, "__dict__", {}).items()):
+        if isinstance(value, torch.Tensor) and value.untyped_storage().data_ptr() == held:
+            return name
+    return None
+
+
 def _kept_on_ctx(output: torch.Tensor) -> dict[str, torch.Tensor]:
     """The tensors the Function behind `output` kept as plain attributes of ctx, by attribute name."""
     return {
@@ -697,7 +707,8 @@ def cut_from_graph(output: torch.Tensor) -> str:
         if copies:
             return (
                 f"Likely cause: {where} saved a tensor with no history: a copy ({' and '.join(copies)} in "
-                f"{where}) in place of the tensor itself. Save the inputs and outputs themselves."
+                f"{where}) in place of the tensor itself. {where} runs with gradients off, so a copy made "
+                "there has no history, even one by .clone(). Save the inputs and outputs themselves."
             )
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
@@ -1699,9 +1710,8 @@ _ERROR_HINTS = {
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
         "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls missing). "
-        "Give both calls the same number of tensors (a rule need not read all saved for it), or call "
-        "ctx.save_for_forward first. Why: with generate_vmap_rule = True, torch.func batches what each rule "
-        "reads by the count the last call saved, so the other rule fails under vmap."
+        "Call ctx.save_for_forward first, or give both calls the same number of tensors (a rule need not "
+        "read all saved for it)."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "

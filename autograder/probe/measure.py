@@ -168,8 +168,10 @@ def _called(name: str, function: Callable, args: tuple, where: str = ""):
                 "Replace the line `raise NotImplementedError(...)` with your code."
             )
         if isinstance(error, AnswerRefusedError):
-            # A refusal may name the function itself ("inner_step changed ..."): not twice.
+            # A refusal may name the function itself ("inner_step changed ..."): not twice. It ends as a
+            # sentence, before the line saying what the function was called on.
             said = str(error) if str(error).startswith(f"{name} ") else f"{name}: {error}"
+            said += "" if said.endswith((".", "?", "!")) else "."
         else:
             hint = diagnose.known_error_hint_for(error, function)
             said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"

@@ -282,6 +282,13 @@ MUTANTS = [
         (_PENALTY_RETURN, "return ((gradients.norm() - 1) ** 2).mean()"),
         says="the norm is taken over the whole batch at once",
     ),
+    # keepdim=True, then a mean over dim=0: the right value, in shape (1,).
+    _penalty(
+        "penalty_keeps_a_dimension_of_size_one",
+        _PENALTY_ALL,
+        (_PENALTY_RETURN, "return ((gradients.norm(dim=1, keepdim=True) - 1) ** 2).mean(dim=0)"),
+        says="the result is one value, but in shape (1,): a reduction with dim= or keepdim=True",
+    ),
     _penalty(
         "penalty_l1_norm",
         _PENALTY_ALL,

@@ -118,7 +118,7 @@ MUTANTS = [
         {_SAVES},
         ("ctx.save_for_backward(x, w)", "ctx.x, ctx.w = x, w"),
         (_SAVED, "x, w = ctx.x, ctx.w"),
-        says="ctx.save_for_backward",
+        says="pass x itself to ctx.save_for_backward, not as ctx.x",
     ),
     # The copies have no history either, so the second derivatives are lost with the version check.
     _scaled_square(
@@ -659,10 +659,7 @@ MUTANTS = [
         {_IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.result = output"),
         ("(result,) = ctx.saved_tensors", "result = ctx.result"),
-        says=(
-            "pass the output itself to ctx.save_for_backward. After the caller changed the output in place",
-            "It may be kept as an attribute of ctx (ctx.result = output), or saved as output.data",
-        ),
+        says="pass the output itself to ctx.save_for_backward, not as ctx.result. After the caller changed",
         by_nbgrader=True,
     ),
     # .data shares the output's memory but not its version counter, and has no history.

@@ -330,7 +330,10 @@ MUTANTS = [
         "jvp_changes_its_tangent_in_place",
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t.mul_(1 - result**2)"),
-        says="jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...). x_t is the caller's tensor",
+        says=(
+            "jvp changes its tangent x_t in place (x_t.mul_(...), x_t *= ...). x_t is the caller's tensor",
+            "and x_t is the caller's direction v, which it changed",
+        ),
     ),
     # Saved for forward twice over: jvp's ctx.saved_tensors holds two tensors, and jvp unpacks one.
     _tanh(

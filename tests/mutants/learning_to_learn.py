@@ -51,7 +51,7 @@ MUTANTS = [
         "inner_step_passes_create_graph_false",
         _THROUGH_THE_STEP,
         (_GRADS, _GRADS.replace("create_graph=True", "create_graph=False")),
-        says="a gradient without create_graph=True",
+        says="take it with create_graph=True",
     ),
     _inner(
         "inner_step_runs_the_network_on_its_own_parameters",
