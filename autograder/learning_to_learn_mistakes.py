@@ -179,9 +179,10 @@ def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
     """inner_step(net, params, x, y, lr), refused with the cause where the numbers alone would not say it:
     a step not taken, or half of one."""
     given = {name: param.detach().clone() for name, param in params.items()}
-    versions = [param._version for param in params.values()]
+    tensors = list(params.values())  # the step may put other tensors in the dict: these are the caller's
+    versions = [tensor._version for tensor in tensors]
     adapted = _called(inner_step, net, params, x, y, lr)
-    _refuse_changes_in_place(list(params.values()), list(given.values()), versions, "the tensors of params")
+    _refuse_changes_in_place(tensors, list(given.values()), versions, "the tensors of params")
     _refuse_params_unchanged(inner_step, net, given, x, y, lr, adapted)
     _refuse_a_half_step(inner_step, net, given, x, y, lr, adapted)
     return adapted
@@ -644,8 +645,14 @@ def _refuse_a_pick_of_one_loss(meta_loss: Callable, net, tasks, lr, result, loss
 
 def inner_step_by_autograd(net: torch.nn.Module, params, x, y, lr) -> dict:
     """A right inner_step, which meta_loss's check calls in place of the answer's: meta_loss keeps or
-    loses its point for its own code, whatever inner_step does (inner_step's cells judge that)."""
-    params = dict(params)
+    loses its point for its own code, whatever inner_step does (inner_step's cells judge that). It takes
+    what the exercise gives inner_step, a dict: anything else would fail the answer's own inner_step in
+    section 6, where no test cell would say why."""
+    if not isinstance(params, dict):
+        raise AnswerRefusedError(
+            f"meta_loss hands inner_step a {type(params).__name__}, where inner_step takes a dict of the "
+            "parameters: pass dict(net.named_parameters())"
+        )
     grads = torch.autograd.grad(mse(params, net, x, y), list(params.values()), create_graph=True)
     return {name: param - lr * grad for (name, param), grad in zip(params.items(), grads, strict=True)}
 

@@ -320,6 +320,12 @@ MUTANTS = [
     _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
     ),
+    # A generator for the dict: the test's own inner_step refuses it, as the answer's would fail in section 6.
+    _meta(
+        "meta_loss_hands_a_generator",
+        ("params = dict(net.named_parameters())", "params = net.named_parameters()"),
+        says="meta_loss hands inner_step a generator, where inner_step takes a dict of the parameters",
+    ),
     _meta(
         "meta_loss_on_the_support_points",
         (_QUERY, "functional_call(net, adapted, (x,)) - y"),
