@@ -12,7 +12,8 @@ def draw_graph(**named: torch.Tensor):
     has no path back to x, was cut from the graph.
     """
     graph = torchviz.make_dot(tuple(named.values()), params=named)
-    graph.body = [line for line in graph.body if not _names_any(line, _unnamed_bases(named.values()))]
+    bases = _unnamed_bases(named.values())
+    graph.body = [line for line in graph.body if not _names_any(line, bases)]
     return graph
 
 
