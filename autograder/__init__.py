@@ -12,6 +12,7 @@ _PUBLIC = {
     "check_first_derivative": "autograder.checks",
     "check_second_derivative": "autograder.checks",
     "draw_graph": "autograder.graphs",
+    "saved_bytes": "autograder.graphs",
     "TinyNet": "autograder.models",
     "make_input": "autograder.models",
     "milliseconds": "autograder.timing",

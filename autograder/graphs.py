@@ -1,4 +1,4 @@
-"""Drawing autograd graphs in lessons, the same way in every lesson."""
+"""Drawing autograd graphs in lessons, the same way in every lesson, and measuring what they keep."""
 
 import torch
 import torchviz
@@ -29,3 +29,28 @@ def _names_any(line: str, ids: set[str]) -> bool:
     """Whether a line of graphviz source is the node of one of ids or an edge from or to one."""
     words = line.split()
     return bool(words) and (words[0] in ids or (len(words) > 2 and words[1] == "->" and words[2] in ids))
+
+
+def saved_bytes(output: torch.Tensor) -> int:
+    """Bytes the graph behind `output` keeps for its backward: the tensors its nodes saved (their
+    `_saved_` attributes), each block of memory counted once, since several nodes may save the same
+    tensor. What a lesson measures memory with, where the nodes' attributes are not the lesson's topic."""
+    held, seen, nodes = {}, set(), [output.grad_fn]
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for tensor in _saved_by(node):
+            held[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        nodes.extend(next_node for next_node, _ in node.next_functions)
+    return sum(held.values())
+
+
+def _saved_by(node):
+    """The tensors one node saved for backward: autograd shows them as its `_saved_` attributes."""
+    for name in dir(node):
+        value = getattr(node, name) if name.startswith("_saved_") else None
+        for item in value if isinstance(value, (tuple, list)) else [value]:
+            if isinstance(item, torch.Tensor):
+                yield item

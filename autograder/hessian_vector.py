@@ -114,9 +114,19 @@ _NEVER = (
 # Said when the one backward through f's gradient ran, as it should, but gave a wrong H·v: the value's own
 # check names why, so this one does not cost the same slip twice in words.
 _WRONG_ONCE = (
-    "your code ran exactly one backward through f's gradient, as it should, but its H·v is wrong; where the "
-    "hvp_value check fails too, it names why."
+    "your code ran exactly one backward through f's gradient, as it should, but its H·v is wrong: {wrong}. "
+    "Where the hvp_value check fails too, it names why."
 )
+
+
+def _first_difference(product, expected: torch.Tensor) -> str:
+    """Where hvp's result and H·v first differ, in the words of the value checks: expected, got, index."""
+    if not isinstance(product, torch.Tensor) or product.shape != expected.shape:
+        shape = tuple(product.shape) if isinstance(product, torch.Tensor) else type(product).__name__
+        return f"expected shape {tuple(expected.shape)}, got {shape}"
+    got = product.detach().to(expected.dtype)
+    index = int((~torch.isclose(got, expected, rtol=RTOL, atol=ATOL)).nonzero()[0, 0])
+    return f"expected {expected[index].item():.6g}, got {got[index].item():.6g} at index [{index}]"
 
 
 def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -134,7 +144,7 @@ def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor
     if applied == 0:
         raise AnswerRefusedError(_APPROXIMATED if _close_to(product, expected) else _NEVER)
     if not _close_to(product, expected, rtol=RTOL, atol=ATOL):
-        raise AnswerRefusedError(_WRONG_ONCE)
+        raise AnswerRefusedError(_WRONG_ONCE.format(wrong=_first_difference(product, expected)))
     return product
 
 

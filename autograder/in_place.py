@@ -295,7 +295,10 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
         )
     if not torch.allclose(first, slope):
         if torch.allclose(first, 1 - torch.tanh(point)):
-            raise AnswerRefusedError(f"{at} is {first.item():g}: {_SQUARE_LEFT_OUT}")
+            raise AnswerRefusedError(
+                f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
+                f"{_SQUARE_LEFT_OUT}"
+            )
         raise AnswerRefusedError(
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
             "backward returns grad_out times the wrong derivative"

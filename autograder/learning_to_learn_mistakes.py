@@ -8,7 +8,7 @@ numbers show into what the answer did, where the numbers alone would blame the w
 
 import copy
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 from torch.func import functional_call
@@ -191,21 +191,26 @@ def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
 def _called(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) -> dict:
     """inner_step(net, params, x, y, lr), where autograd's refusal of a tensor the support loss does not
     depend on (or the None that allow_unused=True gives for it) is told as the params left out, and a
-    name of params multiplied in place of its gradient as the dict torch.autograd.grad returned."""
+    name of params multiplied in place of its gradient as the dict torch.autograd.grad returned, and
+    parameters handed back in a list (or anything but a dict) as that."""
     try:
-        return inner_step(net, params, x, y, lr)
-    except TypeError as error:
-        if _names_taken_for_gradients(error, params):
+        adapted = inner_step(net, params, x, y, lr)
+    except (TypeError, RuntimeError) as error:
+        if isinstance(error, TypeError) and _names_taken_for_gradients(error, params):
             raise AnswerRefusedError(_NAMES_FOR_GRADIENTS) from None
-        if "NoneType" not in str(error):
+        left_out = (
+            "NoneType" if isinstance(error, TypeError) else "appears to not have been used in the graph"
+        )
+        if left_out not in str(error):
             raise
         fix, cause = _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
         raise AnswerRefusedError(f"{fix}: {cause}.") from None
-    except RuntimeError as error:
-        if "appears to not have been used in the graph" not in str(error):
-            raise
-        fix, cause = _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
-        raise AnswerRefusedError(f"{fix}: {cause}.") from None
+    if not isinstance(adapted, Mapping):
+        raise AnswerRefusedError(
+            "return a new dict with the same names as params, {name: params[name] - lr * gradient}: "
+            f"inner_step returned a {type(adapted).__name__}, and a network is run on its parameters by name."
+        )
+    return adapted
 
 
 def by_name(adapted, params: dict) -> dict:
@@ -548,6 +553,23 @@ META_LOSS_MISTAKES = {
         lambda net, tasks, lr: task_losses(net, tasks, lr).sum() / 5
     ),
 }
+
+# A step written again in meta_loss, its gradient a constant: right in value, but first-order MAML's
+# meta-gradient. The test runs meta_loss with a right inner_step, so only a step of meta_loss's own fits.
+META_LOSS_MISTAKES[
+    "the meta-gradient is first-order MAML's: meta_loss takes each task's support gradient as a constant "
+    "(without create_graph=True, or cut with `.detach()` or `.data`), so section 3's Hessian term is lost. "
+    "Call inner_step(net, params, x, y, lr) rather than writing the step again."
+] = lambda net, tasks, lr: torch.stack(
+    [
+        mse(
+            _stepped_first_order(net, *support_points(task), lr, dict(net.named_parameters())),
+            net,
+            *query_points(task),
+        )
+        for task in tasks
+    ]
+).mean()
 
 
 # Running meta_loss: what the numbers alone would blame on the wrong line.

@@ -66,6 +66,10 @@ JVP_SLIPS = {
     ),
     "jvp applies tanh to the tangent x_t: the derivative is read from the saved output tanh(x), and the "
     "tangent only multiplies it": lambda x, x_t: x_t * (1 - torch.tanh(x_t) ** 2),
+    "jvp returns tanh's derivative at the tangent, 1 - tanh(x_t)**2: the derivative is read from the saved "
+    "output tanh(x), and the tangent multiplies it, x_t * (1 - result**2)": (
+        lambda x, x_t: 1 - torch.tanh(x_t) ** 2
+    ),
     f"jvp sums the derivative ((1 - result**2).sum()): {SHAPED_LIKE_THE_OUTPUT}": (
         lambda x, x_t: x_t * (1 - torch.tanh(x) ** 2).sum()
     ),

@@ -61,13 +61,10 @@ _CUTS = {
     "tensor": "`torch.tensor(...)`",
     "numpy": "`.numpy()`",
 }
-# torch.func follows .data where forward mode over torch.autograd.grad does not: how to see it.
+# torch.func follows .data where forward mode over torch.autograd.grad does not: why only that test sees it.
 _DATA_UNDER_FORWARD_AD = (
-    " torch.func's transforms follow .data, so only forward_ad shows it: inside "
-    "`with torch.autograd.forward_ad.dual_level():`, with x requiring grad, take "
-    "`d = forward_ad.make_dual(x, v)`, "
-    "`(g,) = torch.autograd.grad(Tanh.apply(d).sum(), d, create_graph=True)`: "
-    "`forward_ad.unpack_dual(g).tangent` is None."
+    " torch.func's transforms follow .data; autograd's own forward mode, around torch.autograd.grad, does "
+    "not (the notes after the tests say more)."
 )
 _SAVING = {"save_for_backward", "save_for_forward", "saved_tensors", "set_materialize_grads", "mark_dirty"}
 

@@ -911,7 +911,7 @@ def test_backward_calling_a_function_with_its_arguments_exchanged_is_named():
 def test_backward_ignoring_grad_out_shows_the_grad_out_it_was_given_where_it_went_wrong():
     message = failure(check_first_derivative, SquareIgnoresGradOut.apply, square)
     (grad_out,) = samples.like([VISIBLE_XS[0]], _visible_generator_after_first_inputs())
-    assert f"with a random grad_out ({float(grad_out):.6g} there): expected" in message
+    assert f"with a random grad_out ({float(grad_out):.6g} at the first wrong element): expected" in message
 
 
 def _visible_generator_after_first_inputs() -> torch.Generator:

@@ -1,10 +1,10 @@
 """draw_graph: the named tensors, labelled, and autograd's nodes between them; no box for a tensor the
-lesson never named, such as the one a view looks into."""
+lesson never named, such as the one a view looks into. saved_bytes: what a graph keeps for its backward."""
 
 import pytest
 import torch
 
-from autograder.graphs import draw_graph
+from autograder.graphs import draw_graph, saved_bytes
 
 # torchviz compares torch's version with distutils' LooseVersion, which warns; a notebook never shows a
 # warning raised inside a library.
@@ -37,3 +37,12 @@ def test_a_base_that_is_named_is_drawn_with_its_view():
     gradient, _ = _gradient_of_a_linear_layers_input(create_graph=True)
     source = draw_graph(f=gradient, base=gradient._base).source
     assert f"{id(gradient._base)} -> {id(gradient)} [style=dotted]" in source
+
+
+def test_saved_bytes_counts_each_saved_tensor_once_however_many_nodes_save_it():
+    """Lesson 08 compares what MAML and first-order MAML keep: a tensor two nodes save is kept once."""
+    x, w = (torch.ones(10, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    assert saved_bytes((x * w).sum()) == 2 * 80
+    assert saved_bytes((x * x).sum()) == 80
+    assert saved_bytes((x * x * x).sum()) == 2 * 80  # x once, and the product x * x
+    assert saved_bytes((x + w).sum()) == 0  # addition saves nothing for its backward

@@ -17,6 +17,7 @@ from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
 from autograder.course.layout import SOURCE
+from autograder.graphs import saved_bytes
 from autograder.learning_to_learn_mistakes import FROM_HALF_PARAMS_MISTAKES, STEP_MISTAKES
 from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
@@ -244,7 +245,9 @@ def test_a_meta_loss_repeating_its_inner_steps_slip_loses_its_point() -> None:
         answers | {"inner_step": first_order, "meta_loss": _META_LOSS_STEPPING_FIRST_ORDER}
     )
     assert repeating, "a meta_loss stepping first-order keeps its point"
-    assert "it takes a gradient without create_graph=True" in " ".join(repeating[0].split())
+    said = " ".join(repeating[0].split())
+    assert "the meta-gradient is first-order MAML's: meta_loss takes each task's support gradient" in said
+    assert "Call inner_step(net, params, x, y, lr) rather than writing the step again" in said
     assert _meta_loss_messages(answers | {"inner_step": first_order}) == []
 
 
@@ -261,7 +264,13 @@ def _notebook_definitions() -> dict:
     """The functions and constants the lesson's cells define up to section 8, without running the cells'
     training and timing: what section 8 measures memory with."""
     notebook = nbformat.read(SOURCE / LESSON / f"{LESSON}.ipynb", as_version=4)
-    namespace = {"math": math, "torch": torch, "nn": nn, "functional_call": functional_call}
+    namespace = {
+        "math": math,
+        "torch": torch,
+        "nn": nn,
+        "functional_call": functional_call,
+        "saved_bytes": saved_bytes,
+    }
     for cell in notebook.cells:
         if cell.get("id") in {"tasks-plot", "training-runs", "cost-runs"}:
             kept = [node for node in ast.parse(cell.source).body if _is_a_definition(node)]

@@ -93,7 +93,7 @@ def _fed_there(grad_outs: list, want: torch.Tensor, got) -> str:
     if len(grad_outs) != 1 or not isinstance(got, torch.Tensor) or grad_outs[0].shape != want.shape:
         return ""
     index = first_difference(want, got)
-    return "" if index is None else f" ({float(grad_outs[0][index]):.6g} there)"
+    return "" if index is None else f" ({float(grad_outs[0][index]):.6g} at the first wrong element)"
 
 
 def _forward_is_wrong(keep: dict, outputs: list) -> bool:
@@ -977,7 +977,8 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
     else:
         cause = (
             ".backward(create_graph=True) stores the gradient in .grad, graph and all; "
-            "torch.autograd.grad returns it and stores nothing."
+            "torch.autograd.grad returns it and stores nothing. (To keep the graph only for a later "
+            "backward, pass retain_graph=True: create_graph=True records the gradient itself.)"
         )
     raise FailedCheckError(
         f"{name} leaks memory: {holder} holds a gradient whose graph leads back to that tensor, a reference "

@@ -673,17 +673,32 @@ def attribute_holding(node, tensor: torch.Tensor) -> str | None:
     """The name of the attribute of ctx (`node`, a custom Function's node) that holds `tensor`'s memory
     (ctx.x = x, ctx.result = output.data), where autograd's version check cannot see a change in place."""
     held = tensor.untyped_storage().data_ptr()
-    for name, value in sorted(getattr(node, "__dict__", {}).items()):
-        if isinstance(value, torch.Tensor) and value.untyped_storage().data_ptr() == held:
+    for name, value in _kept_on_ctx(node).items():
+        if value.untyped_storage().data_ptr() == held:
             return name
     return None
 
 
-def _kept_on_ctx(output: torch.Tensor) -> dict[str, torch.Tensor]:
-    """The tensors the Function behind `output` kept as plain attributes of ctx, by attribute name."""
+def _kept_on_ctx(node) -> dict[str, torch.Tensor]:
+    """The tensors a custom Function's node (its ctx) kept as plain attributes, by attribute name."""
     return {
-        name: value for name, value in sorted(vars(output.grad_fn).items()) if isinstance(value, torch.Tensor)
+        name: value
+        for name, value in sorted(getattr(node, "__dict__", {}).items())
+        if isinstance(value, torch.Tensor)
     }
+
+
+def _why_no_history(copies: list[str], where: str) -> str:
+    """Why each copying call (COPIES) in where's code gave a tensor without history: `.detach()` and
+    `.data` cut it anywhere; `.clone()` only where autograd does not record, as where a Function saves."""
+    why = []
+    cuts = [copy for copy in copies if copy != COPIES["clone"]]
+    if cuts:
+        verb = "gives" if len(cuts) == 1 else "give"
+        why.append(f"{' and '.join(cuts)} {verb} the values without their history")
+    if COPIES["clone"] in copies:
+        why.append(f"{where} runs with gradients off, so even a copy by `.clone()` has no history")
+    return "; ".join(why)
 
 
 def cut_from_graph(output: torch.Tensor) -> str:
@@ -692,7 +707,7 @@ def cut_from_graph(output: torch.Tensor) -> str:
     if cls is None:
         return "Likely cause: the gradient was computed from tensors autograd did not record."
     where = where_it_saves(cls)
-    kept = list(_kept_on_ctx(output))
+    kept = list(_kept_on_ctx(output.grad_fn))
     if kept:
         listed = ", ".join(f"ctx.{name}" for name in kept)
         kind = "plain attributes" if len(kept) > 1 else "a plain attribute"
@@ -706,9 +721,9 @@ def cut_from_graph(output: torch.Tensor) -> str:
         copies = copies_it_saves(cls)
         if copies:
             return (
-                f"Likely cause: {where} saved a tensor with no history: a copy ({' and '.join(copies)} in "
-                f"{where}) in place of the tensor itself. {where} runs with gradients off, so a copy made "
-                "there has no history, even one by .clone(). Save the inputs and outputs themselves."
+                f"Likely cause: {where} saved a tensor with no history, made with {' and '.join(copies)} in "
+                f"{where}, in place of the tensor itself: {_why_no_history(copies, where)}. Save the inputs "
+                "and outputs themselves."
             )
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
@@ -732,7 +747,7 @@ def computed_on_ctx(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> s
     where = where_it_saves(cls)
     kept = [
         name
-        for name, value in _kept_on_ctx(output).items()
+        for name, value in _kept_on_ctx(output.grad_fn).items()
         if not value.requires_grad and not any(value is tensor for tensor in (*inputs, output))
     ]
     if not kept:
@@ -1709,7 +1724,8 @@ _ERROR_HINTS = {
     ),
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors (the input saved for one rule only, a tensor saved twice, or one of the two calls missing). "
+        "tensors (the input saved for one rule only, a tensor saved twice, or ctx.save_for_backward not "
+        "called at all). "
         "Call ctx.save_for_forward first, or give both calls the same number of tensors (a rule need not "
         "read all saved for it)."
     ),

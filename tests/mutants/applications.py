@@ -44,7 +44,8 @@ MUTANTS = [
         "hvp_weighted_by_ones",
         _HVP_ALL,
         (_HVP_SECOND, "(product,) = torch.autograd.grad(grad_x, x, grad_outputs=torch.ones_like(v))"),
-        says="grad_outputs=v",
+        # The cell that counts backward passes shows the numbers too, where the value's cell names why.
+        says=("grad_outputs=v", "but its H·v is wrong: expected 8.5, got"),
     ),
     _hvp(
         "hvp_builds_the_hessian_row_by_row",
@@ -521,7 +522,7 @@ INSTRUCTIONS = {
     "Prefer `torch.autograd.grad`, which returns the product and stores nothing": (
         "hvp_returns_x_grad_after_two_backwards"
     ),
-    "no gradient left holding its own graph": "hvp_backward_then_autograd_grad",
+    "leave no `.grad` whose graph leads back to its own tensor": "hvp_backward_then_autograd_grad",
     "shaped like `x`": "hvp_returns_a_column",
     "do not build the Hessian, not even with one of torch's functions": "hvp_uses_the_vectorized_hessian",
     "Differentiate with respect to a copy of your own, `points.detach().requires_grad_()`": (
@@ -532,10 +533,12 @@ INSTRUCTIONS = {
     "subtract 1": "penalty_without_minus_one",
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
-    "the critic's `.grad`, which the training loop's backward fills, stays as it was": (
+    "the training loop's backward fills it, so a `.backward()` here would write into it": (
         "penalty_fills_the_critics_grad"
     ),
-    "no gradient holds its own graph": "penalty_backward_into_its_own_points",
+    "as `.backward(create_graph=True)` leaves in your copy of `points`": (
+        "penalty_backward_into_its_own_points"
+    ),
     "Take $f'(x)$ from `f(x)` with `create_graph=True`": "loss_without_create_graph",
     "(not a copy, unlike in `hvp` and `gradient_penalty`)": "loss_differentiates_a_copy_of_x",
     "a derivative written by hand cannot pass": "loss_by_hand",

@@ -123,7 +123,7 @@ MUTANTS = [
         {_FIRST, _REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
         (_LOAD, "result = ctx.result"),
-        says="or one of the two calls missing)",
+        says="or ctx.save_for_backward not called at all)",
     ),
     # A copy made in setup_context has no history: both second derivatives through it are lost.
     _tanh(
@@ -136,7 +136,7 @@ MUTANTS = [
         "saves_detached_outputs_for_both_rules",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(output.detach())\n        ctx.save_for_forward(output.detach())"),
-        says=("a copy (`.detach()` in setup_context)", "`.detach()` in setup_context"),
+        says=("made with `.detach()` in setup_context", "`.detach()` in setup_context"),
     ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
@@ -216,6 +216,12 @@ MUTANTS = [
         _EVERY_FORWARD_MODE,
         (_JVP, "return x_t * (1 - torch.tanh(x_t) ** 2)"),
         says=("jvp applies tanh to the tangent x_t", "so H·v is off too"),
+    ),
+    _tanh(
+        "jvp_returns_the_derivative_at_the_tangent",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return 1 - torch.tanh(x_t) ** 2"),
+        says=("jvp returns tanh's derivative at the tangent, 1 - tanh(x_t)**2", "so H·v is off too"),
     ),
     _tanh(
         "jvp_takes_cosh_of_the_output",
@@ -539,8 +545,8 @@ INSTRUCTIONS = {
     "called last, it makes `torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fail": (
         "saves_the_input_for_forward_too"
     ),
-    "Backward passes this if it raises an error (autograd does so for an output saved with "
-    "`ctx.save_for_backward`), or if it returns the same gradient as before the change": (
+    "This check passes if autograd refuses the changed output (it does for an output saved with "
+    "`ctx.save_for_backward`), or if backward returns the same gradient as before the change": (
         "saves_the_output_on_ctx"
     ),
     "`x_t` is the caller's tangent, so changing it in place (`x_t.mul_(...)`) changes the caller's tensor": (
@@ -564,7 +570,7 @@ INSTRUCTIONS = {
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Save the output itself, not a copy of it": "saves_a_copy_for_forward",
     "`output.detach()` never has history": "saves_detached_outputs_for_both_rules",
-    "read from a ctx attribute, it escapes autograd's check that the output was not changed in place": (
+    "Read from a ctx attribute, it escapes autograd's check that the output was not changed in place": (
         "saves_the_output_on_ctx"
     ),
     "with nothing saved by `save_for_backward`, the counts saved for the two rules differ": (

@@ -296,7 +296,7 @@ MUTANTS = [
     _accumulate(
         "accumulate_forgets_create_graph", (", create_graph=True", ""), says="pass create_graph=True"
     ),
-    # g and h without a graph, added to y: their backward adds nothing, and only y's gradient is left.
+    # g and h without a graph, added to y: nothing flows back through them, and only y's gradient is left.
     _accumulate(
         "accumulate_sums_constant_g_and_h",
         (", create_graph=True", ", retain_graph=True"),
@@ -475,7 +475,8 @@ INSTRUCTIONS = {
         "hidden_backward_instead_of_grad"
     ),
     "here the variable is `hidden`, which the forward computes": "hidden_from_another_call",
-    "every call here needs `create_graph=True`": "hidden_forgets_the_first_create_graph",
+    "the first so that you can differentiate its result": "hidden_forgets_the_first_create_graph",
+    "the second so that the tests can differentiate yours": "hidden_forgets_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
     "a memory leak (section 10) that the tests refuse": "accumulate_g_through_backward",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",

@@ -315,7 +315,7 @@ MUTANTS = [
         "inner_step_returns_a_list",
         _ALL,
         (_RETURN, "    return [param - lr * grad for param, grad in zip(params.values(), grads)]"),
-        says="{name: tensor}",
+        says="return a new dict with the same names as params",
     ),
     _inner(
         "imports_the_reference", _ALL, answer="from solutions.learning_to_learn import inner_step  # noqa"
@@ -383,7 +383,7 @@ MUTANTS = [
             "        grads = torch.autograd.grad(support, list(params.values()))\n"
             "        adapted = {name: p - lr * g for (name, p), g in zip(params.items(), grads)}",
         ),
-        says="it takes a gradient without create_graph=True",
+        says="the meta-gradient is first-order MAML's: meta_loss takes each task's support gradient",
     ),
     _meta(
         "meta_loss_halves_each_query_loss",
