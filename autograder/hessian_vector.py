@@ -10,7 +10,7 @@ is why `f` is built here rather than written as ordinary torch code.
 import torch
 
 from autograder.probe.refused import AnswerRefusedError
-from autograder.wire.tensors import ATOL, RTOL
+from autograder.wire.tensors import ATOL, RTOL, mismatch
 
 
 def vhp_by_torch(f, x, v):
@@ -119,16 +119,6 @@ _WRONG_ONCE = (
 )
 
 
-def _first_difference(product, expected: torch.Tensor) -> str:
-    """Where hvp's result and H·v first differ, in the words of the value checks: expected, got, index."""
-    if not isinstance(product, torch.Tensor) or product.shape != expected.shape:
-        shape = tuple(product.shape) if isinstance(product, torch.Tensor) else type(product).__name__
-        return f"expected shape {tuple(expected.shape)}, got {shape}"
-    got = product.detach().to(expected.dtype)
-    index = int((~torch.isclose(got, expected, rtol=RTOL, atol=ATOL)).nonzero()[0, 0])
-    return f"expected {expected[index].item():.6g}, got {got[index].item():.6g} at index [{index}]"
-
-
 def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """hvp(f, x, v) for an f from second_derivative_once, refused if it ran no backward through f's
     gradient (named as a finite difference only where the values come close to H·v), or more than one,
@@ -144,7 +134,8 @@ def applying_the_second_derivative_once(hvp, f, x: torch.Tensor, v: torch.Tensor
     if applied == 0:
         raise AnswerRefusedError(_APPROXIMATED if _close_to(product, expected) else _NEVER)
     if not _close_to(product, expected, rtol=RTOL, atol=ATOL):
-        raise AnswerRefusedError(_WRONG_ONCE.format(wrong=_first_difference(product, expected)))
+        got = product.detach().to(expected.dtype) if isinstance(product, torch.Tensor) else product
+        raise AnswerRefusedError(_WRONG_ONCE.format(wrong=mismatch(expected, got, [], [])))
     return product
 
 
