@@ -3,6 +3,8 @@
 import torch
 import torchviz
 
+from autograder.probe.diagnose import nodes_on_the_way
+
 
 def draw_graph(**named: torch.Tensor):
     """The graph behind the named tensors, each labelled with its name (graphviz.Digraph, shown as SVG).
@@ -35,15 +37,10 @@ def saved_bytes(output: torch.Tensor) -> int:
     """Bytes the graph behind `output` keeps for its backward: the tensors its nodes saved (their
     `_saved_` attributes), each block of memory counted once, since several nodes may save the same
     tensor. What a lesson measures memory with, where the nodes' attributes are not the lesson's topic."""
-    held, seen, nodes = {}, set(), [output.grad_fn]
-    while nodes:
-        node = nodes.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
+    held = {}
+    for node in nodes_on_the_way([output]):
         for tensor in _saved_by(node):
             held[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
-        nodes.extend(next_node for next_node, _ in node.next_functions)
     return sum(held.values())
 
 

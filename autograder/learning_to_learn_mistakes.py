@@ -323,11 +323,19 @@ def _stepped_weights_only(net, x, y, lr, start: dict) -> dict:
     return {name: adapted[name] if name.endswith("weight") else start[name] for name in start}
 
 
+def _stepped_from_detached(net, x, y, lr, start: dict) -> dict:
+    adapted = stepped_by_torch_func(net, x, y, lr, start)
+    return {name: adapted[name] - start[name] + start[name].detach() for name in start}
+
+
 _WRONG_STEPS = {
     "the support loss is the mean absolute error (.abs().mean()); it is the mean squared error, "
     "((functional_call(net, params, (x,)) - y) ** 2).mean().": _stepped_down_the_mean_absolute_error,
     "only the weights take the step; every entry of params takes it, the biases too: "
     "{name: params[name] - lr * gradient} for every name.": _stepped_weights_only,
+    "the step starts from detached parameters (param.detach() or param.data), which cuts the direct path "
+    "from the adapted parameters back to params: only section 3's Hessian term reaches them. Detach "
+    "nothing: params[name] - lr * gradient.": _stepped_from_detached,
 }
 
 
@@ -560,16 +568,7 @@ META_LOSS_MISTAKES[
     "the meta-gradient is first-order MAML's: meta_loss takes each task's support gradient as a constant "
     "(without create_graph=True, or cut with `.detach()` or `.data`), so section 3's Hessian term is lost. "
     "Call inner_step(net, params, x, y, lr) rather than writing the step again."
-] = lambda net, tasks, lr: torch.stack(
-    [
-        mse(
-            _stepped_first_order(net, *support_points(task), lr, dict(net.named_parameters())),
-            net,
-            *query_points(task),
-        )
-        for task in tasks
-    ]
-).mean()
+] = lambda net, tasks, lr: task_losses(net, tasks, lr, step=_stepped_first_order).mean()
 
 
 # Running meta_loss: what the numbers alone would blame on the wrong line.

@@ -127,17 +127,24 @@ def pooled_points(task: tuple) -> tuple:
 
 
 def task_losses(
-    net, tasks, lr, steps=1, adapt_on=support_points, judge_on=query_points, chained=False
+    net,
+    tasks,
+    lr,
+    steps=1,
+    adapt_on=support_points,
+    judge_on=query_points,
+    chained=False,
+    step=stepped_by_torch_func,
 ) -> torch.Tensor:
     """Each task's query loss after one step from the network's own parameters; the other arguments make
     the usual mistakes: another count of steps, other points to adapt on or to judge, the tasks adapted
-    one after another."""
+    one after another, a step of another kind."""
     own = dict(net.named_parameters())
     start, losses = own, []
     for task in tasks:
         params = start
         for _ in range(steps):
-            params = stepped_by_torch_func(net, *adapt_on(task), lr, params)
+            params = step(net, *adapt_on(task), lr, params)
         losses.append(mse(params, net, *judge_on(task)))
         start = params if chained else own
     return torch.stack(losses)

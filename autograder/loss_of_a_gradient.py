@@ -18,10 +18,17 @@ _ELSEWHERE = (
     "exact derivative from autograd: torch.autograd.grad(f(x), x, create_graph=True)."
 )
 
+_ITSELF = (
+    "Here x is the parameter being optimized: differentiate with respect to x itself, with no copy (unlike "
+    "hvp and gradient_penalty)."
+)
 _COPY = (
     "No gradient flows from the result back to x: f was differentiated at a copy of x, a new leaf "
-    "(`.detach().requires_grad_()`) with no path back to it. Here x is the parameter being optimized: "
-    "differentiate with respect to x itself, with no copy (unlike hvp and gradient_penalty)."
+    f"(`.detach().requires_grad_()`) with no path back to it. {_ITSELF}"
+)
+_COPY_FOR_THE_SLOPE = (
+    "f' was taken at a copy of x, a new leaf (`.detach().requires_grad_()`): the result reaches x only "
+    f"through its other terms, so the loss's gradient misses the derivative of f'(x), f''(x). {_ITSELF}"
 )
 
 
@@ -32,7 +39,7 @@ def _reaches(result: torch.Tensor, leaf: torch.Tensor) -> bool:
 
 def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.Tensor) -> torch.Tensor:
     """loss_with_gradient(f, x), refused if it evaluates f anywhere but at x, or at a leaf copy of x
-    that the result's graph does not lead back to."""
+    that the result's graph leads back to instead of x, or beside it."""
     at = x.detach().clone()
     elsewhere, copies = [], []
 
@@ -46,7 +53,9 @@ def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.T
     loss = loss_with_gradient(watched, x)
     if elsewhere:
         raise AnswerRefusedError(_ELSEWHERE)
-    copied = isinstance(loss, torch.Tensor) and loss.requires_grad and not _reaches(loss, x)
-    if copies and x.requires_grad and copied:
-        raise AnswerRefusedError(_COPY)
+    if copies and x.requires_grad and isinstance(loss, torch.Tensor) and loss.requires_grad:
+        if not _reaches(loss, x):
+            raise AnswerRefusedError(_COPY)
+        if any(_reaches(loss, copy) for copy in copies):
+            raise AnswerRefusedError(_COPY_FOR_THE_SLOPE)
     return loss

@@ -545,7 +545,7 @@ def test_penalty_built_from_detached_parameters_names_the_parameter_it_does_not_
 def test_a_grad_the_caller_filled_must_be_kept_as_it_was():
     emptied = failure(penalty_by_backward_then_zero_grad, penalty, critic_with_gradients_and_points)
     assert emptied.startswith("penalty_by_backward_then_zero_grad emptied critic.0.weight.grad (None)")
-    assert ".grad = None or zero_grad(), to undo a .backward() or not" in emptied
+    assert "the code resets it (.grad = None or zero_grad()), perhaps to undo its own .backward()" in emptied
     added = failure(penalty_by_backward, penalty, critic_with_gradients_and_points)
     assert added.startswith("penalty_by_backward changed critic.0.weight.grad, which held the gradient")
     check_result(penalty, penalty, critic_with_gradients_and_points)

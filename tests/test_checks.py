@@ -1009,7 +1009,7 @@ def test_right_extra_output_terms_are_not_blamed_for_another_mistake():
     second derivative is half the right one."""
     message = failure(check_second_derivative, cube_through(ScaledCubeWrongGradX), lambda x: x**3)
     assert "the term of" not in message
-    assert "Likely cause: this derivative is off by a factor of 2, half the right one" in message
+    assert "Likely cause: this derivative is half the right one" in message
     assert "not built from torch operations" not in message
 
 
@@ -1071,10 +1071,7 @@ def test_wrong_gradient_of_a_two_input_function_names_the_input_by_the_reference
     assert message.startswith(
         "First derivative with respect to x is wrong: ScaledCubeWrongGradX on grad_out, x of shape ()"
     )
-    assert (
-        "Likely cause: this derivative is off by a factor of 2, half the right one: a factor 2 left out"
-        in message
-    )
+    assert "Likely cause: this derivative is half the right one: a factor 2 left out" in message
 
 
 def test_gradient_with_its_sign_flipped_is_named_as_such():

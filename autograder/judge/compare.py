@@ -112,6 +112,18 @@ def compare_forward(name, names, expected, measurement, where) -> None:
                 )
 
 
+def _in_lower_precision(keep: dict, outputs: list) -> bool:
+    """Whether forward returned a floating dtype of fewer bits than the reference's (float32 for float64)."""
+    return any(
+        isinstance(e, torch.Tensor)
+        and isinstance(o, torch.Tensor)
+        and o.dtype.is_floating_point
+        and torch.finfo(o.dtype).bits < torch.finfo(e.dtype).bits
+        for e, o in zip(keep["outputs"], outputs, strict=True)
+        if isinstance(e, torch.Tensor) and e.dtype.is_floating_point
+    )
+
+
 def _consistent(record: dict) -> bool:
     """Whether the probe's Jacobian by backward agrees with finite differences, as gradcheck decides."""
     jacobians = record.get("gradcheck")
@@ -209,7 +221,11 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
 def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
     """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if _forward_is_wrong(keep, outputs):
-        return "Likely cause: forward itself is wrong (see the forward check); fix it first. " + (
+        first = "Likely cause: forward itself is wrong (see the forward check); fix it first."
+        if _in_lower_precision(keep, outputs):
+            # gradcheck's finite differences need float64: in float32 they fail a right backward too.
+            return first
+        return f"{first} " + (
             "Your backward does match your own forward (gradcheck passes), so only forward is off."
             if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
@@ -692,7 +708,7 @@ def _item_of_the_result(name: str, index: int, count: int) -> str:
 def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: dict) -> None:
     """Same structure, and every tensor or number in it equal to the reference's; `arguments`, the
     tensors the function was called with, can name why a tensor in it is wrong."""
-    title = f"{label[0].upper()}{label[1:]}"
+    title = _capitalized(_the_result_of(name) if label == "the result" else f"{label} of {name}")
     if "items" in want and want["type"] in ("tuple", "list"):
         if "items" not in got or len(got["items"]) != len(want["items"]):
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
@@ -712,7 +728,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
                 f"{name} returns {_kind(got)}; it should return None: its work shows in .grad."
             )
         if _node(got) is not None:
-            raise FailedCheckError(f"{title} of {name} should be None, not {_kind(got)}.")
+            raise FailedCheckError(f"{title} should be None, not {_kind(got)}.")
         return
     hint = ""
     if "tensor" in want:
@@ -741,7 +757,7 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     else:
         problem = f"got {_kind(got)} instead of a number"
     if problem:
-        raise FailedCheckError(f"{title} of {name} is wrong: {problem}." + (f"\n{hint}" if hint else ""))
+        raise FailedCheckError(f"{title} is wrong: {problem}." + (f"\n{hint}" if hint else ""))
 
 
 def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
@@ -776,8 +792,9 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if kept and got is None:
             raise FailedCheckError(
                 f"{name} emptied {label}.grad (None), which held the gradient an earlier backward left for "
-                "the caller. Likely cause: .grad = None or zero_grad(), to undo a .backward() or not; "
-                "torch.autograd.grad returns the gradient and leaves every .grad as it was: nothing to undo."
+                "the caller. Likely cause: the code resets it (.grad = None or zero_grad()), perhaps to undo "
+                "its own .backward(); torch.autograd.grad returns the gradient and leaves every .grad as it "
+                "was: nothing to undo."
             )
         if kept and mismatch(want, got, [], []):
             raise FailedCheckError(
@@ -976,9 +993,9 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
         cause = "a gradient made with create_graph=True was assigned to .grad; assign its .detach() instead."
     else:
         cause = (
-            ".backward(create_graph=True) stores the gradient in .grad, graph and all; "
-            "torch.autograd.grad returns it and stores nothing. (To keep the graph only for a later "
-            "backward, pass retain_graph=True: create_graph=True records the gradient itself.)"
+            ".backward(create_graph=True) stores the gradient in .grad, graph and all. Take a gradient "
+            "you differentiate again with torch.autograd.grad(..., create_graph=True), which returns it and "
+            "stores nothing; where a later backward only needs the graph kept, retain_graph=True is enough."
         )
     raise FailedCheckError(
         f"{name} leaks memory: {holder} holds a gradient whose graph leads back to that tensor, a reference "
@@ -1099,6 +1116,16 @@ def _saved_tensor_changed(rules: dict) -> str:
 _IN_PLACE_CALLS = "(its .mul_(), .square_() or +=)"
 
 
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _the_result_of(name: str) -> str:
+    """What a message calls the result: a check named by what it computes ("the query loss after
+    inner_step") is that result already; one named by a function is "the result of" it."""
+    return name if name.startswith("the ") else f"the result of {name}"
+
+
 def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None:
     """Where the reference's result can be differentiated, the student's must give the same gradients."""
     if "flow" not in expected:
@@ -1113,24 +1140,24 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     functions = [arrays.text(f) for f in listed if isinstance(f, str)] if isinstance(listed, list) else []
     rules = measurement.get("rules") if isinstance(measurement.get("rules"), dict) else {}
     cause = "; or ".join(causes) or _constant_otherwise(measurement)
+    result = _the_result_of(name)
     if not causes and measurement.get("written_in") is True:
         cause = _written_in("the result", "compute it from the arguments with autograd")
     if constant:
         raise FailedCheckError(
-            f"The result of {name} does not require grad: it has no graph, so no gradient can flow back to "
-            f"{targets}. Likely cause: {cause}.{advice}"
+            f"{_capitalized(result)} does not require grad: it has no graph, so no gradient can "
+            f"flow back to {targets}. Likely cause: {cause}.{advice}"
         )
     if "error" in flow:
         raise FailedCheckError(
-            f"Differentiating the result of {name} raised {arrays.text(flow['error'])}"
-            f"{arrays.text(flow.get('hint', ''))}"
+            f"Differentiating {result} raised {arrays.text(flow['error'])}{arrays.text(flow.get('hint', ''))}"
         )
     gotten = [_node(g) for g in flow["grads"]]
     for label, w, g in zip(labels, expected["flow"], gotten, strict=True):
         if isinstance(g, torch.Tensor) and is_zero(g) and not is_zero(w):
             # A gradient reaches the argument, with the value 0: a derivative rule on the way gives it.
             raise FailedCheckError(
-                f"The gradient of the result of {name} with respect to {label} is 0 at every element, but "
+                f"The gradient of {result} with respect to {label} is 0 at every element, but "
                 f"it should not be. Likely cause: {_differentiated_otherwise(causes, functions, rules)}."
                 f"{advice}"
             )
@@ -1141,15 +1168,13 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
                 "the function) or from tensors autograd did not record"
             )
             raise FailedCheckError(
-                f"No gradient flows from the result of {name} back to {label}, but it should. Likely "
+                f"No gradient flows from {result} back to {label}, but it should. Likely "
                 f"cause: {elsewhere}.{advice}"
             )
         problem = mismatch(w, torch.zeros_like(w) if g is None else g, [], [])
         if problem:
             weighted = "" if expected["scalar"] else " (weighted by a random grad_out)"
-            wrong = (
-                f"The gradient of the result of {name} with respect to {label}{weighted} is wrong: {problem}."
-            )
+            wrong = f"The gradient of {result} with respect to {label}{weighted} is wrong: {problem}."
             flows = zip(expected["flow"], gotten, strict=True)
             pairs = [(w, torch.zeros_like(w) if g is None else g) for w, g in flows]
             if float32 := _rounded_to_float32(pairs, measurement):

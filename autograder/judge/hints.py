@@ -173,7 +173,7 @@ def _off_by_a_factor_of_two(expected: torch.Tensor, got: torch.Tensor) -> str | 
     }
     for ratio, slip in slips.items():
         if torch.allclose((got * ratio).detach(), expected.detach(), rtol=1e-6, atol=1e-9):
-            return f"Likely cause: this derivative is off by a factor of 2, {slip}. Derive it again."
+            return f"Likely cause: this derivative is {slip}. Derive it again."
     return None
 
 

@@ -1658,7 +1658,8 @@ _ADDING_TO_NONE = (
 _ERROR_HINTS = {
     "backward through the graph a second time": (
         "\nLikely cause: an earlier backward (or torch.autograd.grad) call through the same graph freed its "
-        "saved tensors; pass retain_graph=True to every call but the last that goes through that graph."
+        "saved tensors; pass retain_graph=True to every call but the last that goes through that graph. A "
+        "gradient taken with create_graph=True is built on the graph it differentiates, and shares its nodes."
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
@@ -1724,10 +1725,10 @@ _ERROR_HINTS = {
     ),
     "flat_bdims must not be None": (
         "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors (the input saved for one rule only, a tensor saved twice, or ctx.save_for_backward not "
-        "called at all). "
-        "Call ctx.save_for_forward first, or give both calls the same number of tensors (a rule need not "
-        "read all saved for it)."
+        "tensors. Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it: "
+        "backward reads what it needs from ctx.saved_tensors. Otherwise (the input saved for one rule only, "
+        "a tensor saved twice), call ctx.save_for_forward first, or give both calls the same number of "
+        "tensors (a rule need not read all saved for it)."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "

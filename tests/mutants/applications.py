@@ -426,6 +426,16 @@ MUTANTS = [
         (_LOSS_SLOPE, f"x = x.detach().requires_grad_()\n    {_LOSS_SLOPE}"),
         says="differentiate with respect to x itself, with no copy",
     ),
+    # The copy for f' alone: the loss still reaches x through -2x, but not through f'(x).
+    _loss(
+        "loss_differentiates_a_copy_of_x_for_the_slope",
+        (
+            _LOSS_SLOPE,
+            "copy = x.detach().requires_grad_()\n"
+            "    (slope,) = torch.autograd.grad(f(copy), copy, create_graph=True)",
+        ),
+        says="f' was taken at a copy of x, a new leaf",
+    ),
     _loss(
         "loss_without_create_graph",
         (_LOSS_SLOPE, "(slope,) = torch.autograd.grad(f(x), x)"),
@@ -546,6 +556,6 @@ INSTRUCTIONS = {
     "`x.grad` as you found it": "loss_backward_then_grad_none",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
     "forward as in section 2": "hvp_by_forward_difference",
-    "or central, takes zero passes: it fails too": "hvp_by_finite_difference",
+    "section 2 or central: it is only approximate": "hvp_by_finite_difference",
     "prefer writing the two calls yourself": "hvp_by_autograd_functional_hvp",
 }

@@ -407,7 +407,7 @@ MUTANTS = [
         {_FIRST, _SECOND, _TORCH_FUNC},
         (_GRAD_X, "grad_x = grad_out * w * x if ctx.needs_input_grad[0] else None"),
         says=(
-            "this derivative is off by a factor of 2, half the right one: a factor 2 left out",
+            "this derivative is half the right one: a factor 2 left out",
             "in x is already wrong (it should be 2 * w * x)",
         ),
     ),

@@ -123,7 +123,7 @@ MUTANTS = [
         {_FIRST, _REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
         (_LOAD, "result = ctx.result"),
-        says="or ctx.save_for_backward not called at all)",
+        says="Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it",
     ),
     # A copy made in setup_context has no history: both second derivatives through it are lost.
     _tanh(

@@ -302,8 +302,8 @@ MUTANTS = [
         (", create_graph=True", ", retain_graph=True"),
         (_THREE_BACKWARDS, "(y + g + h).sum().backward()"),
         says=(
-            "Likely cause: only y's gradient was added: g and h have no graph (computed without create_graph",
-            "retain_graph=True keeps y's graph alive but does not record g; create_graph=True does",
+            "only y's gradient was added: take g and h with torch.autograd.grad(y, ..., create_graph=True)",
+            "retain_graph=True keeps y's graph alive but does not record g",
         ),
     ),
     _accumulate(

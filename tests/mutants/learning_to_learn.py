@@ -157,7 +157,7 @@ MUTANTS = [
         "inner_step_detaches_the_parameter",
         _THROUGH_THE_STEP,
         (_STEP, "param.detach() - lr * grad"),
-        says="the code computing it uses `.detach()`",
+        says="the step starts from detached parameters (param.detach() or param.data), which cuts",
     ),
     _inner(
         "inner_step_takes_the_mean_absolute_error",
