@@ -37,6 +37,9 @@ _SLOPES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "{rule} drops the 1 - of tanh's derivative: it is 1 - result**2, not result**2": (
         lambda x: torch.tanh(x) ** 2
     ),
+    "{rule}'s {what} is twice the right one: tanh's derivative is 1 - result**2, with no factor 2": (
+        lambda x: 2 * (1 - torch.tanh(x) ** 2)
+    ),
 }
 
 # backward's slips: the derivative it multiplies grad_out by, at x.

@@ -1,7 +1,8 @@
 """What lesson 07's checks refuse on the student's side, where they run the student's Tanh, apart from the
 slip tables of tanh_both_modes, which the judge compares values with: a forward that is not tanh, refused
-before any derivative is compared, and a second derivative of 0 beside a right first one, refused with its
-cause read from the code of the rule that lost it.
+before any derivative is compared; a first derivative wrong in a way no table names, pointed to the check
+that names it; and a second derivative of 0 beside a right first one, refused with its cause read from the
+code of the rule that lost it.
 """
 
 import dis
@@ -10,7 +11,12 @@ import torch
 
 from autograder.probe.diagnose import COPIES, copies_it_saves, names_used, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
-from autograder.tanh_both_modes import OUTPUT_CHANGED_BY_JVP, SHAPED_LIKE_THE_OUTPUT, THE_CALLER_GETS_IT
+from autograder.tanh_both_modes import (
+    BACKWARD_SLIPS,
+    OUTPUT_CHANGED_BY_JVP,
+    SHAPED_LIKE_THE_OUTPUT,
+    THE_CALLER_GETS_IT,
+)
 
 
 def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -32,6 +38,43 @@ def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Ten
             "so its derivatives cannot be tanh's either. Fix forward first"
         )
     _refuse_a_tangent_of_another_shape(function, x)
+
+
+def refuse_an_unnamed_wrong_first_derivative(
+    function: type[torch.autograd.Function], x: torch.Tensor
+) -> None:
+    """Point to the checks that name the slips where backward's gradient is wrong in a way the slip tables
+    cannot name here: a slip of its own, or one made in jvp too (the same formula written in both rules),
+    where the tables hold one rule's slip beside the other rule right. A second derivative through it is
+    wrong for that reason first. A slip the tables name is left to the judge, which names it with what it
+    does to the second derivative."""
+    at = x.detach()
+    leaf = at.clone().requires_grad_()
+    grad_out = torch.linspace(0.5, 2, leaf.numel(), dtype=leaf.dtype).reshape(leaf.shape)
+    try:
+        (gradient,) = torch.autograd.grad(function.apply(leaf), leaf, grad_out)
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(at, torch.ones_like(at))
+            tangent = torch.autograd.forward_ad.unpack_dual(function.apply(dual)).tangent
+    except Exception:  # noqa: BLE001 - what the rules raise is named by the check that meets it
+        return
+    right = 1 - torch.tanh(at) ** 2
+    if not isinstance(gradient, torch.Tensor) or gradient.shape != at.shape:
+        return
+    if torch.allclose(gradient.detach(), grad_out * right):
+        return
+    jvp_right = (
+        isinstance(tangent, torch.Tensor) and tangent.shape == at.shape and torch.allclose(tangent, right)
+    )
+    named = [grad_out * slope(at) for slope in BACKWARD_SLIPS.values()] + [right]
+    if jvp_right and any(torch.allclose(gradient.detach(), slip) for slip in named):
+        return
+    also = ", and jvp's tangent is wrong too (see the forward-mode check)" if not jvp_right else ""
+    raise AnswerRefusedError(
+        f"the first derivative of {function.__name__} is already wrong (see the first-derivative check, "
+        f"which names why){also}: forward over reverse differentiates backward's gradient from jvp's "
+        "tangent. Fix the first derivative first"
+    )
 
 
 def _refuse_a_tangent_of_another_shape(function: type[torch.autograd.Function], x: torch.Tensor) -> None:

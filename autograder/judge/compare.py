@@ -426,8 +426,8 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 )
             )
             raise FailedCheckError(
-                f"Second derivative with respect to {label} is wrong: differentiating grad "
-                f"(from create_graph=True) of {at}: {problem}.\n{arrays.text(hint)}"
+                f"Second derivative with respect to {label} is wrong: differentiating backward's gradients "
+                f"(taken with create_graph=True) of {at}: {problem}.\n{arrays.text(hint)}"
             )
     _passes_torchs_checks(name, names, expected, measurement, "gradgradcheck", "second derivatives")
 
@@ -489,7 +489,12 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 f"{failure}\nLikely cause: "
                 f"{_written_in('the result', 'compute it from the arguments with autograd')}."
             ) from None
-        number = _made_a_number(expected["result"], got, measurement.get("making_numbers"))
+        number = _made_a_number(
+            expected["result"],
+            got,
+            measurement.get("making_numbers"),
+            _first_wrong_item(name, expected["result"], got, arguments),
+        )
         rounded = _paired_tensors(expected["result"], got)
         if not causes and rounded and (float32 := _rounded_to_float32(rounded, measurement)):
             raise FailedCheckError(f"{failure}\n{float32}") from None
@@ -587,10 +592,26 @@ def _paired_tensors(want: dict, got) -> list:
     return [pair for pair_list in pairs for pair in pair_list] if all(pairs) else []
 
 
-def _made_a_number(want: dict, got: dict, making_numbers) -> str:
-    """Why a tensor came back as a Python number, where the code makes a call that does that; else ""."""
+def _first_wrong_item(name: str, want: dict, got: dict, arguments: dict) -> int | None:
+    """The index of the first wrong item of a sequence returned, the one the failure names; None where the
+    result is not a sequence of as many items as the reference's."""
+    wanted, gotten = want.get("items"), got.get("items")
+    if not isinstance(wanted, list) or not isinstance(gotten, list) or len(wanted) != len(gotten):
+        return None
+    for index, (w, g) in enumerate(zip(wanted, gotten, strict=True)):
+        if not _returns(name, w, g, arguments):
+            return index
+    return None
+
+
+def _made_a_number(want: dict, got: dict, making_numbers, first_wrong: int | None) -> str:
+    """Why a tensor came back as a Python number, where the code makes a call that does that; else "". In
+    a sequence, only where the first wrong item, the one the failure names, is one of those numbers: another
+    item's number is told once that one is right."""
     calls = _texts(making_numbers)
     wanted = _tensors_made_numbers(want, got)
+    if first_wrong is not None and not any(tensor is want["items"][first_wrong] for tensor in wanted):
+        return ""
     if not calls or not wanted:
         return ""
     if any(tensor.get("requires_grad") for tensor in wanted):

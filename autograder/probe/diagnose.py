@@ -721,9 +721,9 @@ def cut_from_graph(output: torch.Tensor) -> str:
         copies = copies_it_saves(cls)
         if copies:
             return (
-                f"Likely cause: {where} saved a tensor with no history, made with {' and '.join(copies)} in "
-                f"{where}, in place of the tensor itself: {_why_no_history(copies, where)}. Save the inputs "
-                "and outputs themselves."
+                f"Likely cause: {where} saved a tensor with no history, made with {' and '.join(copies)}, in "
+                f"place of the tensor itself: {_why_no_history(copies, where)}. Save the inputs and outputs "
+                "themselves."
             )
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "

@@ -669,8 +669,7 @@ MUTANTS = [
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(output.data)"),
         says=(
             "backward still ran, on the changed values: what it read was not the output saved that way",
-            "setup_context saved a tensor with no history, made with `.data` in setup_context, in place of "
-            "the tensor itself",
+            "setup_context saved a tensor with no history, made with `.data`, in place of the tensor itself",
         ),
     ),
     _tanh_in_place(

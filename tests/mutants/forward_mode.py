@@ -136,7 +136,7 @@ MUTANTS = [
         "saves_detached_outputs_for_both_rules",
         {_SECOND, _FORWARD_OVER_REVERSE, _REVERSE_OVER_FORWARD},
         (_SAVE, "ctx.save_for_backward(output.detach())\n        ctx.save_for_forward(output.detach())"),
-        says=("made with `.detach()` in setup_context", "`.detach()` in setup_context"),
+        says=("made with `.detach()`, in place of the tensor itself", "`.detach()` in setup_context"),
     ),
     _tanh("no_jvp", _EVERY_FORWARD_MODE, (_JVP_METHOD, "")),
     # A tangent detached from the caller's v: right everywhere, but reverse over forward finds no path to v.
