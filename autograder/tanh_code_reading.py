@@ -192,21 +192,41 @@ def refuse_a_tangent_changed_by_jvp(v: torch.Tensor, before: torch.Tensor) -> No
 def refuse_a_tangent_without_history(
     function: type[torch.autograd.Function], x: torch.Tensor, v: torch.Tensor, tangent: torch.Tensor
 ) -> None:
-    """Name why jvp's tangent, right in value, has no history though x and v require grad: forward mode
-    alone never needs one, so only reverse over forward shows it, and the code tells which call or copy
-    lost it. A wrong tangent is left for the comparison to name."""
+    """Name why jvp's tangent, right in value, has no history though x and v require grad, or, where jvp's
+    own code cuts it (`.detach()`), no path back to one of them: forward mode alone never needs one, so only
+    reverse over forward shows it, and the code tells which call or copy lost it. A wrong tangent, and a
+    path lost to a copy that setup_context saved, are left for the comparison to name."""
     right = v.detach() * (1 - torch.tanh(x.detach()) ** 2)
-    if (
+    if not (
         isinstance(tangent, torch.Tensor)
-        and tangent.grad_fn is None
         and tangent.shape == right.shape
         and torch.allclose(tangent.detach(), right)
     ):
+        return
+    if tangent.grad_fn is None:
         raise AnswerRefusedError(
             "the tangent jvp returns is right, but autograd recorded nothing of it, so reverse over forward, "
             "which differentiates it, finds it constant (forward mode alone needs no record: the "
             f"forward-mode tests pass). {why_a_second_derivative_is_zero(function, 'jvp')}"
         )
+    cuts_in_jvp = set(_CUTS) & names_used(function.jvp).everywhere
+    if x.requires_grad and cuts_in_jvp and _no_path(tangent, x):
+        raise AnswerRefusedError(
+            "the tangent jvp returns is right, but autograd recorded no path from it back to x, so reverse "
+            "over forward finds its derivative in x zero (forward mode alone needs no record: the "
+            f"forward-mode tests pass). {why_a_second_derivative_is_zero(function, 'jvp')}"
+        )
+    if v.requires_grad and "detach" in cuts_in_jvp and _no_path(tangent, v):
+        raise AnswerRefusedError(
+            "the tangent jvp returns is right, but autograd recorded no path from it back to the tangent v "
+            "it was given: jvp uses `.detach()` on x_t. Multiply x_t itself by tanh's derivative"
+        )
+
+
+def _no_path(tangent: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether autograd recorded no path from tangent back to leaf."""
+    (gradient,) = torch.autograd.grad(tangent.sum(), leaf, allow_unused=True, retain_graph=True)
+    return gradient is None
 
 
 def refuse_a_zero_second_derivative(

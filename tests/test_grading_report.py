@@ -14,14 +14,15 @@ from autograder.records.results import QuestionResult, Status
 INPUTS, OUTPUTS = "01_saving_inputs", "02_saving_outputs"
 FORWARD, DOUBLE, EXP = "square_forward", "square_double_backward", "exp_saves_output"
 
-DETACH_CAUSE = "Likely cause: backward uses `.detach()`, which takes the result out of the graph."
+DETACH_CAUSE = "Likely cause: backward uses `.detach()`, which takes what it is applied to out of the graph."
 
 
 def cut_off(function: str, shape: str, cause: str = DETACH_CAUSE) -> str:
     return (
         f"Second derivative: the gradient is cut off from the graph. For {function} on x of shape {shape}, "
-        "grad_x computed with create_graph=True does not depend on x, so autograd cannot differentiate "
-        f"it again (gradgradcheck would fail).\n{cause} Compute grad_x with ordinary torch operations."
+        "grad_x computed with create_graph=True does not depend on x, so autograd finds no derivative of "
+        f"it with respect to x (gradgradcheck would fail).\n{cause} Compute grad_x with ordinary torch "
+        "operations."
     )
 
 
@@ -193,7 +194,7 @@ def test_reason_class_prefers_the_likely_cause_over_the_symptom():
 
 def test_reason_class_keeps_different_causes_apart():
     numpy = "Likely cause: backward computes with NumPy, which autograd cannot record. Keep the kernel."
-    data = "Likely cause: backward uses `.data`, which takes the result out of the graph."
+    data = "Likely cause: backward uses `.data`, which takes what it is applied to out of the graph."
     causes = {reason_class(cut_off("Square", "(3,)", cause)) for cause in (DETACH_CAUSE, numpy, data)}
     assert len(causes) == 3
 

@@ -328,10 +328,16 @@ def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> st
     )
     gradients = " and ".join(f"grad_{name}" for name in names)
     does, it = ("does", "it") if len(names) == 1 else ("do", "them")
+    on = symptom.removeprefix("depend on ")
+    lost = (
+        f"finds no derivative of {it} with respect to {on}"
+        if on != symptom
+        else f"cannot differentiate {it} again"
+    )
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
-        f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd cannot "
-        f"differentiate {it} again (gradgradcheck would fail).\n{arrays.text(cause)}"
+        f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd {lost} "
+        f"(gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
 
@@ -950,7 +956,8 @@ def _what_fills_grad(measurement: dict) -> str:
         return ".grad was assigned directly (or added to); return the value instead and leave .grad alone."
     return (
         ".backward() stores gradients in the .grad of every leaf it reaches; torch.autograd.grad returns "
-        "them instead and leaves .grad alone."
+        "them instead and leaves .grad alone. A gradient you differentiate again still needs "
+        "create_graph=True there: torch.autograd.grad(..., create_graph=True)."
     )
 
 

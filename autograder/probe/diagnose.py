@@ -793,8 +793,8 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         )
     if cutting:
         return (
-            f"Likely cause: backward uses {', '.join(cutting)}, which takes the result out of the graph. "
-            "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
+            f"Likely cause: backward uses {', '.join(cutting)}, which takes what it is applied to out of the "
+            "graph. Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
     return None
 

@@ -689,7 +689,7 @@ MUTANTS = [
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
         says=(
             "the first derivative in x that TanhInPlace's backward returns has no path back to x",
-            "backward uses `.detach()`, which takes the result out of the graph",
+            "backward uses `.detach()`, which takes what it is applied to out of the graph",
         ),
     ),
     # One factor detached: the first derivative is right, the second keeps half its terms, not 0.

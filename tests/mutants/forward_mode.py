@@ -84,6 +84,7 @@ MUTANTS = [
         "jvp_detaches_the_saved_output",
         {_REVERSE_OVER_FORWARD},
         (_JVP, "return x_t * (1 - result.detach() ** 2)"),
+        says="no path from it back to x, so reverse over forward finds its derivative in x zero",
     ),
     _tanh(
         "jvp_wrong_at_second_order",
@@ -144,6 +145,7 @@ MUTANTS = [
         "jvp_detaches_the_tangent",
         {_REVERSE_OVER_FORWARD},
         (_JVP, "return x_t.detach() * (1 - result**2)"),
+        says="no path from it back to the tangent v it was given: jvp uses `.detach()` on x_t",
     ),
     _tanh(
         "jvp_squares_one_minus_the_output",
