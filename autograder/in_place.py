@@ -294,14 +294,13 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
             "would not show it)"
         )
     if not torch.allclose(first, slope):
-        if torch.allclose(first, 1 - torch.tanh(point)):
-            raise AnswerRefusedError(
-                f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
-                f"{_SQUARE_LEFT_OUT}"
-            )
+        why = (
+            _SQUARE_LEFT_OUT
+            if torch.allclose(first, 1 - torch.tanh(point))
+            else "backward returns grad_out times the wrong derivative"
+        )
         raise AnswerRefusedError(
-            f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: "
-            "backward returns grad_out times the wrong derivative"
+            f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: {why}"
         )
     leaf = point.detach().clone().requires_grad_()
     refuse_a_first_derivative_cut_from_x(applied(function, leaf * 1), leaf, name)

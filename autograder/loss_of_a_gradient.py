@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from autograder.probe.diagnose import nodes_on_the_way
+from autograder.probe.diagnose import leads_back_to
 from autograder.probe.refused import AnswerRefusedError
 
 _ELSEWHERE = (
@@ -32,11 +32,6 @@ _COPY_FOR_THE_SLOPE = (
 )
 
 
-def _reaches(result: torch.Tensor, leaf: torch.Tensor) -> bool:
-    """Whether result's graph leads back to leaf (its AccumulateGrad node holds it)."""
-    return any(getattr(node, "variable", None) is leaf for node in nodes_on_the_way([result]))
-
-
 def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.Tensor) -> torch.Tensor:
     """loss_with_gradient(f, x), refused if it evaluates f anywhere but at x, or at a leaf copy of x
     that the result's graph leads back to instead of x, or beside it."""
@@ -54,8 +49,8 @@ def evaluating_f_at_x_only(loss_with_gradient: Callable, f: Callable, x: torch.T
     if elsewhere:
         raise AnswerRefusedError(_ELSEWHERE)
     if copies and x.requires_grad and isinstance(loss, torch.Tensor) and loss.requires_grad:
-        if not _reaches(loss, x):
+        if not leads_back_to(loss, x):
             raise AnswerRefusedError(_COPY)
-        if any(_reaches(loss, copy) for copy in copies):
+        if any(leads_back_to(loss, copy) for copy in copies):
             raise AnswerRefusedError(_COPY_FOR_THE_SLOPE)
     return loss

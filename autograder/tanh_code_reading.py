@@ -9,7 +9,7 @@ import dis
 
 import torch
 
-from autograder.probe.diagnose import COPIES, copies_it_saves, names_used, where_it_saves
+from autograder.probe.diagnose import COPIES, copies_it_saves, leads_back_to, names_used, where_it_saves
 from autograder.probe.refused import AnswerRefusedError
 from autograder.tanh_both_modes import (
     BACKWARD_SLIPS,
@@ -210,23 +210,17 @@ def refuse_a_tangent_without_history(
             f"forward-mode tests pass). {why_a_second_derivative_is_zero(function, 'jvp')}"
         )
     cuts_in_jvp = set(_CUTS) & names_used(function.jvp).everywhere
-    if x.requires_grad and cuts_in_jvp and _no_path(tangent, x):
+    if x.requires_grad and cuts_in_jvp and not leads_back_to(tangent, x):
         raise AnswerRefusedError(
             "the tangent jvp returns is right, but autograd recorded no path from it back to x, so reverse "
             "over forward finds its derivative in x zero (forward mode alone needs no record: the "
             f"forward-mode tests pass). {why_a_second_derivative_is_zero(function, 'jvp')}"
         )
-    if v.requires_grad and "detach" in cuts_in_jvp and _no_path(tangent, v):
+    if v.requires_grad and "detach" in cuts_in_jvp and not leads_back_to(tangent, v):
         raise AnswerRefusedError(
             "the tangent jvp returns is right, but autograd recorded no path from it back to the tangent v "
             "it was given: jvp uses `.detach()` on x_t. Multiply x_t itself by tanh's derivative"
         )
-
-
-def _no_path(tangent: torch.Tensor, leaf: torch.Tensor) -> bool:
-    """Whether autograd recorded no path from tangent back to leaf."""
-    (gradient,) = torch.autograd.grad(tangent.sum(), leaf, allow_unused=True, retain_graph=True)
-    return gradient is None
 
 
 def refuse_a_zero_second_derivative(

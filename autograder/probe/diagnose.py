@@ -465,6 +465,12 @@ def nodes_on_the_way(outputs: list[torch.Tensor]) -> Iterator:
         pending.extend(following for following, _ in node.next_functions)
 
 
+def leads_back_to(result: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether result's graph leads back to leaf (its AccumulateGrad node holds it), read off the graph
+    without running a backward."""
+    return any(getattr(node, "variable", None) is leaf for node in nodes_on_the_way([result]))
+
+
 # Tensor methods named like in-place ones that change no values.
 _NOT_A_CHANGE = {"requires_grad_", "retain_grad_"}
 
