@@ -24,7 +24,7 @@ import cloudpickle
 import torch
 
 from autograder.checker.client import LOADED_ON_FIRST_USE, CheckerProcess
-from autograder.wire.verdict import Verdict, passed_line
+from autograder.wire.verdict import CausesTold, Verdict, passed_line
 
 
 class _Pickler(cloudpickle.Pickler):
@@ -206,8 +206,21 @@ def _ask(
         verdict = _checker.ask(json.dumps(sent).encode(), test, answer)
     if not verdict.passed:
         _hide_grader_frames()
-        raise AssertionError(verdict.message)
+        raise AssertionError(_CAUSES_TOLD.shown_in(_test_cell(), verdict.message))
     print(passed_line(kind, header["name"], checked_on(built, header["randomized"])))
+
+
+# The causes this kernel's failed checks have shown, as the class grader's judge keeps them for a notebook.
+_CAUSES_TOLD = CausesTold()
+
+
+def _test_cell() -> str:
+    """The file of the test cell that called the check. ipykernel names a cell's code by a hash of its
+    source, so a cell run again is the same cell, and a test cell is never another one."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
+        frame = frame.f_back
+    return frame.f_code.co_filename if frame is not None else ""
 
 
 def _defined_by_the_test(function: Callable) -> bool:

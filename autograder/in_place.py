@@ -21,9 +21,9 @@ def applied(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.T
         if "returned as-is as output is being saved" not in str(error):
             raise
         raise AnswerRefusedError(
-            "forward changed x in place and returns it, but setup_context does not call "
-            "ctx.mark_dirty(x), so autograd refuses to save the output, which is that unmarked input. Call "
-            "ctx.mark_dirty(x) in setup_context (a view, as autograd's error suggests, hides the mistake)"
+            "autograd refuses to save the output: it is x, which forward changed in place and returns "
+            "unmarked.\nLikely cause: setup_context does not call ctx.mark_dirty(x). Call it there (a view "
+            "of x, as autograd's error suggests, hides the mistake)."
         ) from None
     if not isinstance(out, torch.Tensor):
         count = f"a {type(out).__name__}" + (f" of {len(out)}" if isinstance(out, tuple | list) else "")

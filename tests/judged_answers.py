@@ -15,6 +15,8 @@ from grading_pipeline import solution_answers
 from in_process import Judged, judged
 from mutants import MUTANTS
 
+from autograder.wire.verdict import CausesTold
+
 SOLUTION = "solution"
 # The Functions a lesson runs under torch.func (vmap(grad(grad(...))), jacfwd, hessian): torch.func runs
 # their backward on a batch of incoming gradients, which is what check_batched_grad tries.
@@ -41,11 +43,13 @@ def judged_answer(lesson: str, name: str) -> tuple[Judged, ...]:
 
 def first_failures(lesson: str, name: str) -> dict[str, str]:
     """Per test cell the answer fails, the message of its first failing check: what the student reads
-    there, and (on one line) the reason grades.csv gives."""
+    there, and (on one line) the reason grades.csv gives; a cause an earlier cell showed is shortened
+    there, as the kernel and the class grader shorten it."""
     failures: dict[str, str] = {}
+    told = CausesTold()
     for result in judged_answer(lesson, name):
-        if not result.verdict.passed:
-            failures.setdefault(result.cell, result.verdict.message)
+        if not result.verdict.passed and result.cell not in failures:
+            failures[result.cell] = told.shown_in(result.cell, result.verdict.message)
     return failures
 
 

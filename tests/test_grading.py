@@ -273,6 +273,28 @@ def test_class_grader_shows_the_lines_each_passing_check_printed_under_nbgrader(
     assert any(by_class_grader.values()) == (student != _RELEASE)
 
 
+def _failures_shown(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """Per test cell that failed, the message it shows."""
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: output["evalue"]
+        for cell in notebook.cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    }
+
+
+@pytest.mark.parametrize(("lesson", "student"), _cases(_mutants_by_nbgrader))
+def test_class_grader_shows_each_failed_cell_the_message_nbgrader_shows(
+    lesson, student, grades, class_grades, tmp_path_factory
+):
+    """Word for word, a cause that an earlier cell showed in full told by its first sentence in both: the
+    student's kernel keeps what it has shown as the class grader's judge does."""
+    shown = _failures_shown(grades.notebooks[student])
+    assert shown, "the mutants fail no test cell"
+    assert _failures_shown(_autograded_by_class_grader(tmp_path_factory, lesson, student)) == shown
+
+
 @pytest.mark.parametrize(("lesson", "student"), _cases(_mutants_by_class_grader))
 def test_class_grader_grades_a_mutant_as_its_checks_judge_it(lesson, student, class_grades):
     """Where test_mutants.py judges the mutant in-process, the class grader runs the whole notebook,

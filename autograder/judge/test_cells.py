@@ -31,7 +31,7 @@ import autograder.checks
 from autograder.judge import compare, plan
 from autograder.wire import arrays, samples
 from autograder.wire.protocol import read_message, write_message
-from autograder.wire.verdict import Verdict, passed_line
+from autograder.wire.verdict import CausesTold, Verdict, passed_line
 
 _FILENAME = "<test cell>"
 _CHECKS = {
@@ -280,7 +280,7 @@ def serve(requests_fd: int, replies_fd: int) -> None:
     requests, replies = os.fdopen(requests_fd, "rb"), os.fdopen(replies_fd, "wb")
     if (first := read_message(requests)) is None:
         return
-    seed, number = int(first), 0
+    seed, number, told = int(first), 0, CausesTold()
     while (source := read_message(requests)) is not None:
         outputs, hidden, passed = [], False, []
         try:
@@ -297,7 +297,8 @@ def serve(requests_fd: int, replies_fd: int) -> None:
                     measurement = None
                 verdict = judge(check, measurement)
                 if not verdict.passed:
-                    outputs, hidden = [_error_output("AssertionError", verdict.message)], check.hidden
+                    message = told.shown_in(source, verdict.message)
+                    outputs, hidden = [_error_output("AssertionError", message)], check.hidden
                     break
                 passed.append(check.passed)
         except Exception as error:  # noqa: BLE001 - a test that cannot run fails its cell, saying why

@@ -79,6 +79,55 @@ def fitted(message: str) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+# Where a message says why a check failed and what to change. One mistake often fails every test cell of a
+# Function (a forward that raises fails them all): the first cell to show its cause shows it in full.
+_CAUSE = "\nLikely cause: "
+# What a later cell says instead of the rest of a cause an earlier cell showed.
+_TOLD_ABOVE = "The first test above that failed with it says more."
+# A full stop that ends a sentence: not one inside `code`, (brackets) or an abbreviation.
+_ABBREVIATIONS = ("e.g.", "i.e.")
+
+
+def _first_sentence(text: str) -> str:
+    depth, in_code = 0, False
+    for index, character in enumerate(text):
+        in_code ^= character == "`"
+        depth += (character == "(") - (character == ")")
+        at_end = index + 1 == len(text) or text[index + 1] == " "
+        if (
+            character == "."
+            and at_end
+            and not in_code
+            and depth == 0
+            and not text[: index + 1].endswith(_ABBREVIATIONS)
+        ):
+            return text[: index + 1]
+    return text
+
+
+class CausesTold:
+    """The causes a notebook's failed checks have shown, and the test cell that showed each first: a later
+    cell failing for the same cause gives its first sentence alone, where a student reading the notebook
+    from the top has just read it all. The kernel (`autograder.checks`) and the class grader's judge keep
+    one each, fed in the order the cells run, so both show the same text."""
+
+    def __init__(self) -> None:
+        self._first_cell: dict[str, object] = {}
+
+    def shown_in(self, cell: object, message: str) -> str:
+        """The failed check's `message` as test cell `cell` shows it (a cell shows one failure)."""
+        before, found, rest = message.partition(_CAUSE)
+        if not found:
+            return message
+        lines = rest.split("\n")
+        # The cause runs to the first indented line (the inputs it failed on) or to the end.
+        end = next((number for number, line in enumerate(lines) if line.startswith(" ")), len(lines))
+        cause = " ".join(lines[:end])
+        if self._first_cell.setdefault(cause, cell) == cell or _first_sentence(cause) == cause:
+            return message
+        return fitted("\n".join([f"{before}{_CAUSE}{_first_sentence(cause)} {_TOLD_ABOVE}", *lines[end:]]))
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one check, with a message a student can act on when it failed.

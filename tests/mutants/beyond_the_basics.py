@@ -237,12 +237,12 @@ MUTANTS = [
             "Build a new tensor (`.mul()` or `.pow()`",
             "Only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
-            # autograd's error is cut to its first sentence: the cause that follows gives its advice.
+            # autograd's error is cut to its first sentence: the cause that follows gives its advice, in full
+            # in the first cell alone.
             "ScaledSquare raised RuntimeError: An input that has been returned as-is as output is being "
             "saved for backward. Likely cause: forward calls `.mul_()` or `.pow_()`, which changes its "
-            "input in place",
-            "a view of it (x.view_as(x)) hides this mistake. when called with the x, w, "
-            "grad_out that `x_is_data` builds",
+            "input in place and returns it. The first test above that failed with it says more. when called "
+            "with the x, w, grad_out that `x_is_data` builds",
         ),
         by_nbgrader=True,
     ),
@@ -606,7 +606,7 @@ MUTANTS = [
         "forgets_mark_dirty",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
         (_MARK_DIRTY, ""),
-        says="changed x in place and returns it, but setup_context does not call ctx.mark_dirty(x)",
+        says="forward changed in place and returns unmarked. Likely cause: setup_context does not call",
         by_nbgrader=True,
     ),
     # Nothing saved, nothing refused: autograd hands the caller a view of x, which keeps its old history.
