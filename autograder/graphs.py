@@ -1,21 +1,34 @@
 """Drawing autograd graphs in lessons, the same way in every lesson, and measuring what they keep."""
 
+from collections.abc import Sequence
+
 import torch
 import torchviz
 
 from autograder.probe.diagnose import nodes_on_the_way
 
+# The colour of the nodes recorded after the graphs passed as `recorded_after`; the others stay grey.
+RECORDED_AFTER_COLOUR = "gold"
 
-def draw_graph(**named: torch.Tensor):
+
+def draw_graph(*, recorded_after: Sequence[torch.Tensor] = (), **named: torch.Tensor):
     """The graph behind the named tensors, each labelled with its name (graphviz.Digraph, shown as SVG).
 
     Name the gradient you want to inspect together with its inputs and outputs, e.g.
     `draw_graph(grad_x=grad_x, x=x, out=out)`: a gradient that is missing from the picture, or that
-    has no path back to x, was cut from the graph.
+    has no path back to x, was cut from the graph. Nodes that are not in the graphs of the tensors
+    `recorded_after` lists are drawn in RECORDED_AFTER_COLOUR: with the forward's output there, the nodes a
+    backward with create_graph=True added stand apart from the forward's, which look the same otherwise.
     """
     graph = torchviz.make_dot(tuple(named.values()), params=named)
     bases = _unnamed_bases(named.values())
     graph.body = [line for line in graph.body if not _names_any(line, bases)]
+    if recorded_after:
+        earlier = set(nodes_on_the_way(list(recorded_after)))
+        drawn = {line.split()[0] for line in graph.body if line.split()}
+        for node in nodes_on_the_way(list(named.values())):
+            if node not in earlier and str(id(node)) in drawn:
+                graph.node(str(id(node)), fillcolor=RECORDED_AFTER_COLOUR)
     return graph
 
 

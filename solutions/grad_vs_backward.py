@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 
-def hidden_gradient(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+def hidden_second_derivative(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """d²y/dl² at the hidden value l, recorded (create_graph=True twice) so that it can be differentiated."""
     hidden, y = net(x)
     # Recorded, so that the second call can differentiate it; this also keeps the forward graph.

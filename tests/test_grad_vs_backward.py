@@ -8,7 +8,7 @@ import torch
 from torch import autograd
 
 from autograder.models import TinyNet, lesson_net, make_input, random_net
-from solutions.grad_vs_backward import accumulate_three, derivatives_at, hidden_gradient
+from solutions.grad_vs_backward import accumulate_three, derivatives_at, hidden_second_derivative
 
 SECOND_TIME = "Trying to backward through the graph a second time"
 
@@ -183,9 +183,9 @@ def _close(tensor: torch.Tensor, value: float) -> None:
     torch.testing.assert_close(tensor.detach(), torch.full_like(tensor, value).detach())
 
 
-def test_hidden_gradient_is_a_differentiable_d2y_dl2(case) -> None:
+def test_hidden_second_derivative_is_a_differentiable_d2y_dl2(case) -> None:
     net, x, by_hand = case
-    curvature = hidden_gradient(net, x)
+    curvature = hidden_second_derivative(net, x)
     assert curvature.shape == (1, 1)
     _close(curvature, by_hand.d2y_dl2)
     assert leaf_grads(net) == (None, None, None)

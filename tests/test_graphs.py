@@ -4,7 +4,8 @@ lesson never named, such as the one a view looks into. saved_bytes: what a graph
 import pytest
 import torch
 
-from autograder.graphs import draw_graph, saved_bytes
+from autograder.graphs import RECORDED_AFTER_COLOUR, draw_graph, saved_bytes
+from autograder.probe.diagnose import nodes_on_the_way
 
 # torchviz compares torch's version with distutils' LooseVersion, which warns; a notebook never shows a
 # warning raised inside a library.
@@ -46,3 +47,22 @@ def test_saved_bytes_counts_each_saved_tensor_once_however_many_nodes_save_it():
     assert saved_bytes((x * x).sum()) == 80
     assert saved_bytes((x * x * x).sum()) == 2 * 80  # x once, and the product x * x
     assert saved_bytes((x + w).sum()) == 0  # addition saves nothing for its backward
+
+
+def test_the_nodes_a_gradient_adds_are_coloured_apart_from_the_forwards():
+    """Lesson 00 tells the boxes create_graph=True adds from the forward's by their colour: exactly the
+    nodes that are not the forward's are coloured, and no node is added to the picture."""
+    hidden, w, b = (
+        torch.ones(shape, dtype=torch.float64, requires_grad=True) for shape in ((1, 1), (1, 1), 1)
+    )
+    y = torch.nn.functional.linear(hidden, w, b) ** 2
+    (gradient,) = torch.autograd.grad(y, hidden, create_graph=True)
+    forward = {str(id(node)) for node in nodes_on_the_way([y])}
+    added = {str(id(node)) for node in nodes_on_the_way([gradient])} - forward
+    plain = draw_graph(f=gradient, l=hidden, w=w, b=b)
+    coloured = draw_graph(f=gradient, l=hidden, w=w, b=b, recorded_after=[y])
+    assert RECORDED_AFTER_COLOUR not in plain.source
+    marked = [line for line in coloured.body if RECORDED_AFTER_COLOUR in line]
+    assert {line.split()[0] for line in marked} == added
+    assert len(added) == 6  # Pow, two Muls, a transpose, a product and its transpose: lesson 00's six
+    assert coloured.body[: len(plain.body)] == plain.body

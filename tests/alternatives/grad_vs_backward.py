@@ -1,4 +1,4 @@
-"""Lesson 00: hidden_gradient, derivatives_at and accumulate_three, written otherwise."""
+"""Lesson 00: hidden_second_derivative, derivatives_at and accumulate_three, written otherwise."""
 
 from grading_pipeline import rewrites_of
 
@@ -7,19 +7,19 @@ LESSON = "00_grad_vs_backward"
 _GRAD_OF_HIDDEN = "(f,) = torch.autograd.grad(y, hidden, create_graph=True)"
 _THREE_BACKWARDS = "g.backward(retain_graph=True)\n    h.backward(retain_graph=True)\n    y.backward()"
 
-_hidden = rewrites_of("hidden_gradient")
+_hidden = rewrites_of("hidden_second_derivative")
 _derivatives = rewrites_of("derivatives_at")
 _accumulate = rewrites_of("accumulate_three")
 
 
 ALTERNATIVES = [
     _hidden(
-        "hidden_gradient_with_ones_as_grad_outputs",
+        "hidden_second_derivative_with_ones_as_grad_outputs",
         (_GRAD_OF_HIDDEN, "(f,) = torch.autograd.grad(y, hidden, torch.ones_like(y), create_graph=True)"),
     ),
     _hidden(
-        "hidden_gradient_by_torch_func",
-        answer='''def hidden_gradient(net, x):
+        "hidden_second_derivative_by_torch_func",
+        answer='''def hidden_second_derivative(net, x):
     """d²y/dl² by torch.func.grad, twice, of the second layer's square, at the first layer's output."""
     hidden, _ = net(x)
     dy_dl = torch.func.grad(lambda l: net.linear2(l).pow(2).sum())
@@ -27,8 +27,8 @@ ALTERNATIVES = [
     ),
     # 2·w2², the formula by hand: recorded, as it is computed from w2.
     _hidden(
-        "hidden_gradient_by_hand",
-        answer='''def hidden_gradient(net, x):
+        "hidden_second_derivative_by_hand",
+        answer='''def hidden_second_derivative(net, x):
     """d²y/dl² = 2·w2², from the derivative of u = w2·l + b2 taken twice."""
     hidden, _ = net(x)
     return 2 * net.linear2.weight**2 * torch.ones_like(hidden)''',

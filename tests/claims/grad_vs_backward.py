@@ -21,7 +21,7 @@ CLAIMS = [
     Claim(r"and (\d+) the slope of `dy/dw1`", _SECOND),
     Claim(r"curvature term `(\d+)/2", _SECOND),
     Claim(r"straight line of slope (\d+)", _SECOND),
-    Claim(r"`d²y/dl²` is ([\d.]+)\.", r"hidden_gradient: ([\d.]+),"),
+    Claim(r"`d²y/dl²` is ([\d.]+)\.", r"hidden_second_derivative: ([\d.]+),"),
     Claim(r"On this lesson's network: (\d+) and", _DERIVATIVES + r"([\d.]+),"),
     Claim(r"On this lesson's network: \d+ and (\d+)", _DERIVATIVES + r"[\d.]+, ([\d.]+)\n"),
     Claim(r"become (\d+), \d+ and \d+", _SUMMED + r"([\d.]+),"),

@@ -1,4 +1,4 @@
-"""Lesson 00: mistakes in hidden_gradient, derivatives_at and accumulate_three."""
+"""Lesson 00: mistakes in hidden_second_derivative, derivatives_at and accumulate_three."""
 
 from grading_pipeline import mistakes_in
 
@@ -6,7 +6,7 @@ from mutants.hostile import patch_the_checks
 
 LESSON = "00_grad_vs_backward"
 
-_HIDDEN = "hidden_gradient_differentiable"
+_HIDDEN = "hidden_second_derivative_differentiable"
 _DERIVATIVES = "derivatives_at_values"
 _ACCUMULATE = "accumulate_three_grads"
 
@@ -19,7 +19,7 @@ _G_BACKWARD = "g.backward(retain_graph=True)"
 _H_BACKWARD = "h.backward(retain_graph=True)"
 _THREE_BACKWARDS = f"{_G_BACKWARD}\n    {_H_BACKWARD}\n    y.backward()"
 
-_hidden = mistakes_in("hidden_gradient", frozenset({_HIDDEN}))
+_hidden = mistakes_in("hidden_second_derivative", frozenset({_HIDDEN}))
 
 
 _derivatives = mistakes_in("derivatives_at", frozenset({_DERIVATIVES}))
@@ -29,7 +29,7 @@ _accumulate = mistakes_in("accumulate_three", frozenset({_ACCUMULATE}))
 
 
 MUTANTS = [
-    # hidden_gradient: the second derivative must come back recorded, as a tensor, with .grad untouched.
+    # hidden_second_derivative: d²y/dl² must come back recorded, as a tensor, with .grad untouched.
     _hidden(
         "hidden_backward_instead_of_grad",
         (_GRAD_OF_HIDDEN, "hidden.retain_grad()\n    y.backward(create_graph=True)\n    f = hidden.grad"),
@@ -38,7 +38,7 @@ MUTANTS = [
     # Both derivatives by backward: the second adds d²y/dl² to the dy/dl that hidden.grad holds.
     _hidden(
         "hidden_backward_twice_adds_to_the_first_derivative",
-        answer="""def hidden_gradient(net, x):
+        answer="""def hidden_second_derivative(net, x):
     hidden, y = net(x)
     hidden.retain_grad()
     y.backward(create_graph=True)
@@ -89,7 +89,7 @@ MUTANTS = [
     _hidden(
         "hidden_differentiates_with_respect_to_u",
         answer=(
-            "def hidden_gradient(net, x):\n"
+            "def hidden_second_derivative(net, x):\n"
             "    u = net.linear2(net.linear1(x))\n"
             "    (f,) = torch.autograd.grad(u.pow(2), u, create_graph=True)\n"
             "    (curvature,) = torch.autograd.grad(f, u, create_graph=True)\n"
@@ -110,7 +110,7 @@ MUTANTS = [
     _hidden(
         "hidden_forgets_the_factor_2",
         answer=(
-            "def hidden_gradient(net, x):\n"
+            "def hidden_second_derivative(net, x):\n"
             "    hidden, y = net(x)\n"
             "    (f,) = torch.autograd.grad(y / 2, hidden, create_graph=True)\n"
             "    (curvature,) = torch.autograd.grad(f, hidden, create_graph=True)\n"
@@ -126,7 +126,7 @@ MUTANTS = [
     # 2·w2 written by hand: the factor w2 that differentiating u by l brings is missing.
     _hidden(
         "hidden_by_hand_with_respect_to_b2",
-        answer="def hidden_gradient(net, x):\n    return 2 * net.linear2.weight\n",
+        answer="def hidden_second_derivative(net, x):\n    return 2 * net.linear2.weight\n",
         says="2·w2 is one factor w2 short",
     ),
     # Right in value, but hidden.grad holds a gradient whose graph leads back to hidden: a cycle never freed.
@@ -183,7 +183,10 @@ MUTANTS = [
         # The student's kernel tells the checker whose function it checks, as the class grader's judge does.
         by_nbgrader=True,
     ),
-    _hidden("imports_the_reference", answer="from solutions.grad_vs_backward import hidden_gradient  # noqa"),
+    _hidden(
+        "imports_the_reference",
+        answer="from solutions.grad_vs_backward import hidden_second_derivative  # noqa",
+    ),
     # derivatives_at: autograd.grad twice, the first recorded.
     _derivatives(
         "derivatives_backward_instead_of_grad",
