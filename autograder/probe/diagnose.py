@@ -1024,6 +1024,7 @@ def known_error_hint(error: Exception) -> str:
         forward_takes_ctx_beside_setup_context(error)
         or _input_changed_in_place_and_returned(error)
         or _saved_tensors_miscounted(error)
+        or _saves_counted_differently(error)
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
         or _captured_changed_in_place(error)
@@ -1252,6 +1253,92 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
         "ctx.save_for_backward(first, second), and unpack them in that order."
     )
+
+
+# The call that saves each rule's tensors, and each rule's other rule, by the names of the rules.
+_SAVE_CALL = {"backward": "ctx.save_for_backward", "jvp": "ctx.save_for_forward"}
+_OTHER_RULE = {"backward": "jvp", "jvp": "backward"}
+# The fix where backward reads a ctx attribute, and nothing was saved for it.
+_CALL_SAVE_FOR_BACKWARD = (
+    "Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it: backward reads "
+    "what it needs from ctx.saved_tensors."
+)
+
+
+def _saves_counted_differently(error: Exception) -> str:
+    """Why torch.func found no batch dimension for a saved tensor: the two save calls were given different
+    numbers of tensors, and the one called last recorded the batch dimensions for both rules. The counts
+    saved come from the frame of the rule torch.func generated; what each rule unpacks, from its code."""
+    if "flat_bdims must not be None" not in str(error):
+        return ""
+    differ = (
+        "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
+        "tensors"
+    )
+    fix = (
+        "call ctx.save_for_forward first, or give both calls the same number of tensors (a rule need not "
+        "read all saved for it)."
+    )
+    found = _save_counts(error)
+    if found is None:
+        return f"{differ}. {_CALL_SAVE_FOR_BACKWARD} Otherwise {fix}"
+    function, saved, last = found
+    where = where_it_saves(function)
+    if "save_for_backward" not in names_used(getattr(function, where)).own:
+        return (
+            f"\nLikely cause: {where} saves 0 tensors for backward (it never calls ctx.save_for_backward) "
+            f"and {saved['jvp']} for jvp, and under torch.func the two counts must match. "
+            f"{_CALL_SAVE_FOR_BACKWARD}"
+        )
+    read = {name: _unpacked_count(getattr(function, name)) for name in ("backward", "jvp")}
+    reads = " and ".join(f"{name} unpacks {count}" for name, count in read.items() if count is not None)
+    return (
+        f"{differ}: {where} saves {_tensors(saved['backward'])} for backward and {saved['jvp']} for jvp, "
+        f"with {_SAVE_CALL[last]} called last{f' ({reads})' if reads else ''}. Under torch.func, the save "
+        f"call made last sets how both rules' tensors are batched: {fix}"
+    )
+
+
+def _save_counts(error: Exception) -> tuple[type, dict[str, int], str] | None:
+    """The Function, how many tensors each of its rules had saved, and the rule whose save call came last,
+    read off the innermost frame of a rule torch.func generated from it (its locals hold the Function,
+    ctx, and the key to the batch dimensions the last save call recorded); None where there is none."""
+    frame, entry = None, error.__traceback__
+    while entry is not None:
+        here = entry.tb_frame
+        if here.f_code.co_name in _SAVE_CALL and {"ctx", "key", "autograd_function"} <= set(here.f_locals):
+            frame = here
+        entry = entry.tb_next
+    if frame is None:
+        return None
+    rule, found = frame.f_code.co_name, frame.f_locals
+    other = _OTHER_RULE[rule]
+    try:
+        own = len(found["ctx"].saved_tensors)
+        recorded = len(found["ctx"]._pt_saved_tensors_bdims_stack[found["key"]])
+    except (AttributeError, KeyError, RuntimeError):
+        return None
+    if own == recorded:
+        return None
+    return found["autograd_function"], {rule: own, other: recorded}, other
+
+
+def _tensors(count: int) -> str:
+    """A count of tensors in words: 1 tensor, 2 tensors."""
+    return f"{count} tensor" if count == 1 else f"{count} tensors"
+
+
+def _unpacked_count(rule) -> int | None:
+    """How many tensors `rule`'s code unpacks from ctx.saved_tensors (`a, b = ctx.saved_tensors`); None
+    where its code cannot be read or it reads them otherwise (by index)."""
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return None
+    instructions = list(dis.get_instructions(code))
+    for loaded, following in itertools.pairwise(instructions):
+        if loaded.argval == "saved_tensors" and following.opname == "UNPACK_SEQUENCE":
+            return following.arg
+    return None
 
 
 def _unpacked_other_than_saved(frame: types.FrameType, loaded: dis.Instruction, error: Exception) -> str:
@@ -1728,13 +1815,6 @@ _ERROR_HINTS = {
         "\nLikely cause: a view made where autograd does not record (in setup_context, as "
         "output.view_as(output), or under torch.no_grad()) of a tensor changed in place; a Function that "
         "works in place saves its output itself: ctx.save_for_backward(output)."
-    ),
-    "flat_bdims must not be None": (
-        "\nLikely cause: ctx.save_for_backward and ctx.save_for_forward were given different numbers of "
-        "tensors. Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it: "
-        "backward reads what it needs from ctx.saved_tensors. Otherwise (the input saved for one rule only, "
-        "a tensor saved twice), call ctx.save_for_forward first, or give both calls the same number of "
-        "tensors (a rule need not read all saved for it)."
     ),
     "accessing `data` under vmap transform is not allowed": (
         "\nLikely cause: the Function reads .data, which torch.func refuses. It needs none: autograd records "

@@ -124,7 +124,10 @@ MUTANTS = [
         {_FIRST, _REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
         (_LOAD, "result = ctx.result"),
-        says="Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it",
+        says=(
+            "setup_context saves 0 tensors for backward (it never calls ctx.save_for_backward) and 1 for jvp",
+            "Where ctx.save_for_backward is not called at all (a ctx attribute instead), call it",
+        ),
     ),
     # A copy made in setup_context has no history: both second derivatives through it are lost.
     _tanh(
@@ -458,7 +461,11 @@ MUTANTS = [
         {_REVERSE_OVER_FORWARD},
         (_SAVE_FOR_FORWARD, "        ctx.save_for_forward(inputs[0], output)\n"),
         (_LOAD + "\n        return x_t", "(_, result) = ctx.saved_tensors\n        return x_t"),
-        says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
+        says=(
+            "ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
+            "setup_context saves 1 tensor for backward and 2 for jvp, with ctx.save_for_forward called last "
+            "(backward unpacks 1 and jvp unpacks 2)",
+        ),
     ),
     # The reverse: backward's two saved tensors are batched by the one ctx.save_for_forward recorded.
     _tanh(
@@ -466,7 +473,11 @@ MUTANTS = [
         {_REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.save_for_backward(inputs[0], output)\n"),
         (_LOAD + "\n        return grad_out", "(_, result) = ctx.saved_tensors\n        return grad_out"),
-        says="ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
+        says=(
+            "ctx.save_for_backward and ctx.save_for_forward were given different numbers of tensors",
+            "setup_context saves 2 tensors for backward and 1 for jvp, with ctx.save_for_forward called last "
+            "(backward unpacks 2 and jvp unpacks 1)",
+        ),
     ),
     _tanh(
         "backward_misses_its_parentheses",
