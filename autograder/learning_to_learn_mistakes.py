@@ -181,8 +181,10 @@ def stepped(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
     given = {name: param.detach().clone() for name, param in params.items()}
     tensors = list(params.values())  # the step may put other tensors in the dict: these are the caller's
     versions = [tensor._version for tensor in tensors]
+    empty = [tensor for tensor in tensors if tensor.grad is None]
     adapted = _called(inner_step, net, params, x, y, lr)
     _refuse_changes_in_place(tensors, list(given.values()), versions, "the tensors of params")
+    _refuse_grads_filled(empty)
     _refuse_params_unchanged(inner_step, net, given, x, y, lr, adapted)
     _refuse_a_half_step(inner_step, net, given, x, y, lr, adapted)
     return adapted
@@ -232,6 +234,20 @@ def _refuse_changes_in_place(tensors: list, before: list, versions: list, whose:
     )
 
 
+def _refuse_grads_filled(empty: list) -> None:
+    """Refuse a step that filled the .grad of tensors of params that had none (`empty`), named as params:
+    the test's name for them (the network it copied them from) means nothing to the answer."""
+    if all(tensor.grad is None for tensor in empty):
+        return
+    for tensor in empty:
+        tensor.grad = None  # a graph left there would hold these tensors in a cycle
+    raise AnswerRefusedError(
+        "inner_step filled the .grad of the entries of params, which should stay None: .backward() stores "
+        "gradients in the .grad of every leaf it reaches. Take them with torch.autograd.grad(..., "
+        "create_graph=True), which returns them and leaves .grad alone"
+    )
+
+
 def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module, x, y, lr) -> dict:
     """inner_step's adapted parameters from the network's own, refused if the call changed them or the
     dict it was given: meta_loss hands every task the same one."""
@@ -259,16 +275,7 @@ def stepped_from_half_params(inner_step: Callable, net: torch.nn.Module, x, y, l
     """inner_step from half the network's parameters, as every step of adaptation after the first starts
     from parameters that are not the network's own."""
     params = {name: param.requires_grad_() for name, param in half_params(net).items()}
-    adapted = stepped(inner_step, net, params, x, y, lr)
-    if any(param.grad is not None for param in params.values()):
-        for param in params.values():
-            param.grad = None  # a graph left there would hold these tensors in a cycle
-        raise AnswerRefusedError(
-            "inner_step filled the .grad of the entries of params, which should stay None: .backward() "
-            "stores gradients in the .grad of every leaf it reaches; torch.autograd.grad returns them and "
-            "leaves .grad alone"
-        )
-    return by_name(adapted, params)
+    return by_name(stepped(inner_step, net, params, x, y, lr), params)
 
 
 def query_loss_after(inner_step: Callable, net, start, x, y, x_query, y_query, lr) -> torch.Tensor:

@@ -18,4 +18,7 @@ CLAIMS = [
     Claim(r"the copies of the weights hold (\d+)%", _IN_COPIES + r"(?:'\d+%', ){3}'(\d+)%'\]"),
     Claim(r"at width 10 \((\d+) KiB against \d+\)", "pre-training" + _KEPT),
     Claim(r"at width 10 \(\d+ KiB against (\d+)\)", "first-order MAML" + _KEPT),
+    Claim(
+        r"differentiates again, back to the layer's own bias, to (\d+)", r"the layer's bias: \[(\d+\.\d+)\]"
+    ),
 ]
