@@ -214,12 +214,18 @@ def _ask(
 _CAUSES_TOLD = CausesTold()
 
 
-def _test_cell() -> str:
-    """The file of the test cell that called the check. ipykernel names a cell's code by a hash of its
-    source, so a cell run again is the same cell, and a test cell is never another one."""
+def _test_frame() -> types.FrameType | None:
+    """The frame of the test that called the check: the first one outside this package."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
         frame = frame.f_back
+    return frame
+
+
+def _test_cell() -> str:
+    """The file of the test cell that called the check. ipykernel names a cell's code by a hash of its
+    source, so a cell run again is the same cell, and a test cell is never another one."""
+    frame = _test_frame()
     return frame.f_code.co_filename if frame is not None else ""
 
 
@@ -230,9 +236,7 @@ def _defined_by_the_test(function: Callable) -> bool:
     made its values (numbers written in). It changes what a failed check's message names, never whether
     it fails."""
     code = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__code__", None)
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
-        frame = frame.f_back
+    frame = _test_frame()
     if not isinstance(code, types.CodeType) or frame is None:
         return False
     return code.co_filename.startswith(_PACKAGE) or _made_by(frame.f_code, code)
