@@ -92,9 +92,10 @@ HVP_VALUE_MISTAKES = {
 
 # Said when hvp runs a second backward through f's gradient, or one for a batch of vectors at once.
 _MORE_THAN_ONCE = (
-    "your code ran more than one backward through f's gradient, as building the Hessian does: one per "
-    "row of H, row by row or in one batch (torch.autograd.functional.hessian, with or without "
-    "vectorize=True, or torch.func.hessian). One H·v needs one double backward: one pass with grad_outputs=v."
+    "your code ran the backward through f's gradient for more than one vector (a second pass, or a batch of "
+    "vectors at once), where one H·v needs one double backward, with grad_outputs=v. Building the Hessian is "
+    "the usual cause: it runs one per row of H, row by row or in one batch "
+    "(torch.autograd.functional.hessian, with or without vectorize=True, or torch.func.hessian)."
 )
 
 _ONCE_MORE = "Take the gradient with create_graph=True and differentiate it once more, with grad_outputs=v."

@@ -60,7 +60,7 @@ MUTANTS = [
         "hvp_uses_torch_hessian",
         frozenset({_HVP_ONCE}),
         (_HVP_LEAF, "    return torch.autograd.functional.hessian(f, x) @ v\n"),
-        says="hvp: your code ran more than one backward through f's gradient, as building the Hessian does",
+        says="hvp: your code ran the backward through f's gradient for more than one vector",
     ),
     # vectorize=True and is_grads_batched=True apply the second derivative to every unit vector in one call.
     _hvp(
