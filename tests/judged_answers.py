@@ -20,7 +20,7 @@ from autograder.wire.verdict import CausesTold
 SOLUTION = "solution"
 # The Functions a lesson runs under torch.func (vmap(grad(grad(...))), jacfwd, hessian): torch.func runs
 # their backward on a batch of incoming gradients, which is what check_batched_grad tries.
-UNDER_VMAP = {"06_beyond_the_basics": {"ScaledSquare"}, "07_forward_mode": {"Tanh"}}
+UNDER_VMAP = {"06_beyond_the_basics": {"ScaledSquare", "TanhInPlace"}, "07_forward_mode": {"Tanh"}}
 
 
 def mutant_names(lesson: str) -> list[str]:

@@ -91,14 +91,6 @@ ALTERNATIVES = [
         "tanhinplace_slope_as_a_product",
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result) * (1 + result)"),
     ),
-    # The lesson says a backward may build its result in place here: nothing runs it under vmap.
-    _tanh_in_place(
-        "tanhinplace_backward_builds_its_result_in_place",
-        (
-            "return grad_out * (1 - result**2)",
-            "slope = 1 - result**2\n        slope *= grad_out\n        return slope",
-        ),
-    ),
     _tanh_in_place(
         "tanhinplace_saves_the_dirty_input",
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(x)"),

@@ -609,6 +609,14 @@ MUTANTS = [
         says="forward changed in place and returns unmarked. Likely cause: setup_context does not call",
         by_nbgrader=True,
     ),
+    # Right for one grad_out; under vmap, grad_out has a batch dimension that the slope it multiplies in
+    # place lacks.
+    _tanh_in_place(
+        "tanhinplace_builds_the_gradient_in_place",
+        {_IN_PLACE_DERIVATIVES},
+        (_IN_PLACE_SLOPE, "slope = 1 - result**2\n        slope *= grad_out\n        return slope"),
+        says="a tensor it created without grad_out, which has no batch dimension under vmap",
+    ),
     # Nothing saved, nothing refused: autograd hands the caller a view of x, which keeps its old history.
     _tanh_in_place(
         "forgets_mark_dirty_and_keeps_the_output_on_ctx",
@@ -829,4 +837,7 @@ INSTRUCTIONS = {
     "marks the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
     "saves the output with `ctx.save_for_backward`": "saves_the_output_on_ctx",
     "`backward` returns `grad_out` times that derivative": "tanhinplace_without_grad_out",
+    "built as a new tensor (`grad_out * ...`), as section 5 advises": (
+        "tanhinplace_builds_the_gradient_in_place"
+    ),
 }
