@@ -39,6 +39,17 @@ def d2y_dl2_by_hand(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
 # A derivative of f by a parameter may come from either way of taking it.
 _BY_EITHER_CALL = "(by the second torch.autograd.grad call, or read from its .grad after f.backward())"
 
+
+def _twice_by(weight: str, whose: str = "") -> str:
+    """The cause for a second derivative of y taken with respect to a weight, as section 7 takes it by w1,
+    where the exercise asks for it with respect to the hidden value."""
+    return (
+        f"this is d²y/d{weight}²{whose}, not d²y/dl²: y is differentiated twice with respect to {weight}, a "
+        "weight. Differentiate y, then f = dy/dl, with respect to `hidden`, the hidden value l that the "
+        "forward returns."
+    )
+
+
 SECOND_DERIVATIVE_MISTAKES = {
     "this is f = dy/dl, the first derivative: differentiate f (not y) by hidden again.": _plain(
         lambda u, hidden, w2, x: 2 * u * w2
@@ -56,6 +67,9 @@ SECOND_DERIVATIVE_MISTAKES = {
         lambda u, hidden, w2, x: (2 * w2).reshape(1)
     ),
     "the factor 2 is left out: y = u², so f = dy/dl = 2u·w2.": _plain(lambda u, hidden, w2, x: w2**2),
+    # y = u² with u = w2·w1·x + b2: each derivative by w1 brings a factor w2·x, each by w2 a factor l.
+    _twice_by("w1", " (section 7's)"): _plain(lambda u, hidden, w2, x: 2 * w2**2 * x**2),
+    _twice_by("w2"): _plain(lambda u, hidden, w2, x: 2 * hidden**2),
     "this is dy/dl + d²y/dl²: a second .backward() added d²y/dl² to hidden.grad, which already held dy/dl "
     "from the first (.backward() adds to .grad, section 8). Take each derivative with torch.autograd.grad, "
     "which returns it and fills no .grad.": _plain(lambda u, hidden, w2, x: 2 * u * w2 + 2 * w2**2),

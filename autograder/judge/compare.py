@@ -844,7 +844,7 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if want is None and got is not None:
             raise FailedCheckError(
                 f"{name} filled {label}.grad, which should stay None. Likely cause: "
-                + _what_fills_grad(measurement)
+                + _what_fills_grad(expected, measurement)
             )
         if want is not None and got is None:
             raise FailedCheckError(
@@ -949,15 +949,23 @@ def _absolute_value_taken(want: dict, got: dict, measurement: dict) -> str:
     )
 
 
-def _what_fills_grad(measurement: dict) -> str:
+def _what_fills_grad(expected: dict, measurement: dict) -> str:
     """Why a .grad that should stay None was filled: .backward() where the code calls it, else the code
-    wrote to .grad itself."""
+    wrote to .grad itself. The reminder that a gradient differentiated again needs create_graph=True is
+    only for code that records one (it passes create_graph) or whose result the caller differentiates (the
+    reference's has a graph): for a plain first derivative it would be beside the point."""
     if measurement.get("calls_backward") is False:
         return ".grad was assigned directly (or added to); return the value instead and leave .grad alone."
-    return (
+    instead = (
         ".backward() stores gradients in the .grad of every leaf it reaches; torch.autograd.grad returns "
-        "them instead and leaves .grad alone. A gradient you differentiate again still needs "
-        "create_graph=True there: torch.autograd.grad(..., create_graph=True)."
+        "them instead and leaves .grad alone."
+    )
+    ways = measurement.get("ways_out")
+    if "flow" not in expected and not (isinstance(ways, dict) and ways.get("create_graph") is True):
+        return instead
+    return (
+        f"{instead} A gradient you differentiate again still needs create_graph=True there: "
+        "torch.autograd.grad(..., create_graph=True)."
     )
 
 

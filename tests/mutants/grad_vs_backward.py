@@ -107,6 +107,19 @@ MUTANTS = [
         (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.weight, create_graph=True)"),
         says="this is df/dw2, not d²y/dl²: f = dy/dl is differentiated with respect to w2",
     ),
+    # Section 7's second derivative, by w1 twice, copied: recorded, but by a weight, not hidden.
+    _hidden(
+        "hidden_copies_section_7",
+        (_GRAD_OF_HIDDEN, "(f,) = torch.autograd.grad(y, net.linear1.weight, create_graph=True)"),
+        (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear1.weight, create_graph=True)"),
+        says="this is d²y/dw1² (section 7's), not d²y/dl²",
+    ),
+    _hidden(
+        "hidden_differentiates_twice_with_respect_to_w2",
+        (_GRAD_OF_HIDDEN, "(f,) = torch.autograd.grad(y, net.linear2.weight, create_graph=True)"),
+        (_SECOND_OF_HIDDEN, "(curvature,) = torch.autograd.grad(f, net.linear2.weight, create_graph=True)"),
+        says="this is d²y/dw2², not d²y/dl²: y is differentiated twice with respect to w2",
+    ),
     _hidden(
         "hidden_forgets_the_factor_2",
         answer=(
@@ -481,6 +494,7 @@ INSTRUCTIONS = {
     "the first so that you can differentiate its result": "hidden_forgets_the_first_create_graph",
     "the second so that the tests can differentiate yours": "hidden_forgets_create_graph",
     "shaped like `hidden`, (1, 1)": "hidden_squeezes_the_result",
+    "Prefer letting autograd derive it": "hidden_second_derivative_by_hand",
     "a memory leak (section 10) that the tests refuse": "accumulate_g_through_backward",
     "your calls add to it, never replace it or clear it": "accumulate_replaces_the_grad",
     "return the pair `(dy/db2, d²y/(db2 dw1))`": "derivatives_differentiate_y_twice",
@@ -491,7 +505,8 @@ INSTRUCTIONS = {
     "add to every parameter's `.grad` the gradients of `y`, of `g = dy/dw2` and of": (
         "accumulate_with_autograd_grad"
     ),
-    "`h = dy/db2`, by backward calls": "accumulate_forgets_h_backward",
+    "of `g = dy/dw2` and of `h = dy/db2`": "accumulate_forgets_h_backward",
+    "Prefer letting backward calls do the adding": "accumulate_in_place_by_hand",
     "and return None": "accumulate_returns_the_gradients",
     "pass `retain_graph=True` to every backward call through": "accumulate_forgets_retain_graph",
     "never zero `.grad` in between": "accumulate_zeroes_between",
