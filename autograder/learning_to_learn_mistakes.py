@@ -335,7 +335,14 @@ def _stepped_from_detached(net, x, y, lr, start: dict) -> dict:
     return {name: adapted[name] - start[name] + start[name].detach() for name in start}
 
 
+def _the_step_alone(net, x, y, lr, start: dict) -> dict:
+    adapted = stepped_by_torch_func(net, x, y, lr, start)
+    return {name: adapted[name] - start[name] for name in start}
+
+
 _WRONG_STEPS = {
+    "inner_step returns the step alone, -lr * gradient, without params: the adapted parameters are params "
+    "moved by that step, {name: params[name] - lr * gradient}.": _the_step_alone,
     "the support loss is the mean absolute error (.abs().mean()); it is the mean squared error, "
     "((functional_call(net, params, (x,)) - y) ** 2).mean().": _stepped_down_the_mean_absolute_error,
     "only the weights take the step; every entry of params takes it, the biases too: "

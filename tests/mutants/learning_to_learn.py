@@ -68,6 +68,12 @@ MUTANTS = [
     _inner("inner_step_climbs_the_gradient", _ALL, (_STEP, "param + lr * grad"), says="climbs"),
     _inner("inner_step_forgets_lr", _ALL, (_STEP, "param - grad"), says="leaves out lr"),
     _inner(
+        "inner_step_returns_the_step_alone",
+        _ALL,
+        (_STEP, "-lr * grad"),
+        says="inner_step returns the step alone, -lr * gradient, without params",
+    ),
+    _inner(
         "inner_step_updates_data_in_place",
         _ALL,
         (
