@@ -547,8 +547,10 @@ INSTRUCTIONS = {
     "`setup_context(ctx, inputs, output)`: save what backward reads with `ctx.save_for_backward`": (
         "saves_for_forward_only"
     ),
-    "what `jvp` reads with `ctx.save_for_forward`": "forgets_save_for_forward",
-    "prefer `save_for_forward`": "tanh_jvp_reads_a_ctx_attribute",
+    "In `jvp`, `ctx.saved_tensors` holds what `save_for_forward` saved": "forgets_save_for_forward",
+    "For what `jvp` reads, prefer `ctx.save_for_forward` to a ctx attribute": (
+        "tanh_jvp_reads_a_ctx_attribute"
+    ),
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
