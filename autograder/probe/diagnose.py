@@ -1751,8 +1751,10 @@ _ADDING_TO_NONE = (
 _ERROR_HINTS = {
     "backward through the graph a second time": (
         "\nLikely cause: an earlier backward (or torch.autograd.grad) call through the same graph freed its "
-        "saved tensors; pass retain_graph=True to every call but the last that goes through that graph. A "
-        "gradient taken with create_graph=True is built on the graph it differentiates, and shares its nodes."
+        "saved tensors. If you differentiate what that call returned, take it with create_graph=True, which "
+        "keeps the graph too; otherwise pass retain_graph=True to every call but the last that goes through "
+        "that graph. A gradient taken with create_graph=True is built on the graph it differentiates, and "
+        "shares its nodes."
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
