@@ -1473,7 +1473,7 @@ def test_backward_that_fails_under_vmap_fails_a_batched_check_only():
         "incoming gradients at once under vmap"
     ), message
     assert (
-        "Likely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it"
+        "Likely cause: backward changes in place (g += ..., g *= grad_out, g.mul_(grad_out)) a tensor g"
         in message
     )
     check_first_derivative(ScaledCube.apply, scaled_cube, batched=True)

@@ -1478,9 +1478,9 @@ def _changed_in_place_under_vmap(error: Exception) -> str:
             "has one. Build the tangent as one new tensor: x_t * (the derivative)."
         )
     return (
-        "\nLikely cause: backward changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it "
-        "created without grad_out, which has no batch dimension under vmap, while grad_out has one. Build "
-        "each gradient as one new tensor: grad_x = (the product or sum of its terms)."
+        "\nLikely cause: backward changes in place (g += ..., g *= grad_out, g.mul_(grad_out)) a tensor g "
+        "it created without grad_out, which has no batch dimension under vmap, while grad_out has one. Build "
+        "each gradient as one new tensor: g = grad_out * (the derivative), or the sum of its terms."
     )
 
 

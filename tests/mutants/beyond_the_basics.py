@@ -533,7 +533,7 @@ MUTANTS = [
         "builds_grad_x_in_place",
         {_FIRST},
         (_GRAD_X, "grad_x = (2 * x).mul_(w).mul_(grad_out) if ctx.needs_input_grad[0] else None"),
-        says="has more elements than `self`. Likely cause: backward changes in place (grad_x += ...",
+        says="has more elements than `self`. Likely cause: backward changes in place (g += ...",
     ),
     # Right one gradient at a time; under vmap (torch.func.jacrev, gradcheck's check_batched_grad) the
     # tensor it creates has no batch dimension, so adding a batch of gradients into it in place fails.
@@ -546,7 +546,7 @@ MUTANTS = [
             "        if grad_x is not None:\n"
             "            grad_x += grad_out * 2 * w * x",
         ),
-        says="changes in place (grad_x += ..., grad_w.mul_(grad_out)) a tensor it",
+        says="changes in place (g += ..., g *= grad_out, g.mul_(grad_out)) a tensor g it",
     ),
     # Its backward still saves its inputs, so the version check holds: that cell it keeps.
     _scaled_square(
@@ -615,7 +615,7 @@ MUTANTS = [
         "tanhinplace_builds_the_gradient_in_place",
         {_IN_PLACE_DERIVATIVES},
         (_IN_PLACE_SLOPE, "slope = 1 - result**2\n        slope *= grad_out\n        return slope"),
-        says="a tensor it created without grad_out, which has no batch dimension under vmap",
+        says="a tensor g it created without grad_out, which has no batch dimension under vmap",
     ),
     # Nothing saved, nothing refused: autograd hands the caller a view of x, which keeps its old history.
     _tanh_in_place(
