@@ -569,10 +569,8 @@ INSTRUCTIONS = {
     ),
     "not `.detach()`, `.data`, `.tolist()` or NumPy": "backward_through_tolist",
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
-    "`1 - result**2` with `result` the saved output": "saves_the_input_with_the_output_formula",
-    "`jvp(ctx, x_t)`: return the output's tangent, the tangent `x_t` times that same derivative": (
-        "jvp_ignores_the_tangent"
-    ),
+    "times tanh's derivative, computed from the saved output": "saves_the_input_with_the_output_formula",
+    "`jvp(ctx, x_t)`: return the output's tangent, $J\\,x_t$, as derived above": "jvp_ignores_the_tangent",
     "Prefer building it as a new tensor (`x_t * ...`) to changing one in place": (
         "tanh_tangent_scaled_in_place"
     ),
