@@ -119,7 +119,7 @@ def _refuse_params_unchanged(inner_step: Callable, net: torch.nn.Module, given: 
     seen = _seen_running(inner_step, net, params, x, y, lr)
     if seen.gave_none:
         fix, cause = _what_is_left_out(seen, net, params)
-        raise AnswerRefusedError(f"{fix}: it returns params unchanged, as {cause}.")
+        raise AnswerRefusedError(f"{cause}, so it returns params unchanged. To fix it, {fix}.")
 
 
 def _refuse_a_half_step(inner_step: Callable, net: torch.nn.Module, given: dict, x, y, lr, adapted) -> None:

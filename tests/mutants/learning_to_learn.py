@@ -280,7 +280,7 @@ MUTANTS = [
             "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
         ),
         (_STEP, "param - lr * (0 if grad is None else grad)"),
-        says="it returns params unchanged, as inner_step differentiates the network's own parameters",
+        says="inner_step differentiates the network's own parameters (net.parameters())",
     ),
     # net(x) with allow_unused=True: every gradient of params is None, taken for zero, and params come back.
     _inner(
@@ -289,7 +289,7 @@ MUTANTS = [
         (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
         (_GRADS, _GRADS.replace("create_graph=True", "create_graph=True, allow_unused=True")),
         (_STEP, "param - lr * (0 if grad is None else grad)"),
-        says="it returns params unchanged, as inner_step runs the network on its own parameters (net(x))",
+        says="so it returns params unchanged. To fix it, run the network on params",
     ),
     # torch.tensor(lr) is float32: off in the 7th digit, which no cut of the graph explains.
     _inner(
