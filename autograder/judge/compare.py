@@ -760,6 +760,8 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     hint = ""
     if "tensor" in want:
         problem = mismatch(want["tensor"], _node(got), [], [])
+        if _node(got) is None:
+            hint = _RETURNED_NONE
         if problem and isinstance(_node(got), torch.Tensor):
             problem += _shaped_like(want["tensor"], _node(got), arguments)
             hint = (
@@ -785,6 +787,13 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
         problem = f"got {_kind(got)} instead of a number"
     if problem:
         raise FailedCheckError(f"{title} is wrong: {problem}." + (f"\n{hint}" if hint else ""))
+
+
+# Why a function returned None where a tensor was expected: the two ways code does that without meaning to.
+_RETURNED_NONE = (
+    "Likely cause: it returns nothing (no `return` line), or a `.grad` that is None: only a leaf that "
+    "requires grad gets one, from a backward. torch.autograd.grad returns a gradient instead."
+)
 
 
 def _shaped_like(want: torch.Tensor, got: torch.Tensor, arguments: dict) -> str:
@@ -1060,7 +1069,7 @@ def _why_constant(measurement: dict, whole: bool) -> tuple[list[str], str]:
     if ways.get("fresh_leaves") is True and not whole:
         causes.append(
             "the code computing it uses `.detach().requires_grad_()`, a new leaf with no path back to the "
-            "tensor it copies"
+            "tensor it copies: use that tensor itself where the result must lead back to it"
         )
     if ways.get("numpy") is True:
         causes.append("it computes with NumPy, which autograd cannot record")
