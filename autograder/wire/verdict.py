@@ -123,9 +123,10 @@ class CausesTold:
         # The cause runs to the first indented line (the inputs it failed on) or to the end.
         end = next((number for number, line in enumerate(lines) if line.startswith(" ")), len(lines))
         cause = " ".join(lines[:end])
-        if self._first_cell.setdefault(cause, cell) == cell or _first_sentence(cause) == cause:
+        first_sentence = _first_sentence(cause)
+        if self._first_cell.setdefault(cause, cell) == cell or first_sentence == cause:
             return message
-        return fitted("\n".join([f"{before}{_CAUSE}{_first_sentence(cause)} {_TOLD_ABOVE}", *lines[end:]]))
+        return fitted("\n".join([f"{before}{_CAUSE}{first_sentence} {_TOLD_ABOVE}", *lines[end:]]))
 
 
 @dataclass(frozen=True)
