@@ -554,10 +554,7 @@ INSTRUCTIONS = {
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
-    "If backward and `jvp` need different numbers of tensors, call `ctx.save_for_forward` first": (
-        "saves_the_input_for_forward_too"
-    ),
-    "called last, it makes `torch.func.jacrev(torch.func.jacfwd(Tanh.apply))` fail": (
+    "The two save calls were given different numbers of tensors, with `ctx.save_for_forward` called last": (
         "saves_the_input_for_forward_too"
     ),
     "This check passes if autograd refuses the changed output (it does for an output saved with "
