@@ -104,11 +104,16 @@ def _takes_tanh_in_backward_only(function: type[torch.autograd.Function]) -> boo
     )
 
 
+def _tanh_with_slope(x: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
+    """tanh(x), differentiating as `slope`: what the caller's tensor holds after a TanhInPlace whose
+    backward returns grad_out * slope, each known mistake its own slope."""
+    return torch.tanh(x).detach() + slope * (x - x.detach())
+
+
 def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
     """tanh(x), with the first derivative 1 - tanh(tanh(x))**2: what the caller's tensor holds after a
     TanhInPlace that takes tanh of the tensor forward overwrote with tanh(x)."""
-    slope = 1 - torch.tanh(torch.tanh(x.detach())) ** 2
-    return torch.tanh(x).detach() + slope * (x - x.detach())
+    return _tanh_with_slope(x, 1 - torch.tanh(torch.tanh(x.detach())) ** 2)
 
 
 # The test of the caller's tensor names that mistake by its gradient, as check_result's mistakes.
@@ -118,7 +123,7 @@ TANH_OF_TANH = {f"its first derivative {_TANH_OF_TANH}.": tanh_differentiated_as
 def tanh_differentiated_as_one_minus_tanh(x: torch.Tensor) -> torch.Tensor:
     """tanh(x), with the first derivative 1 - tanh(x): what a backward returning grad_out * (1 - result)
     gives, the saved tanh(x) not squared."""
-    return torch.tanh(x).detach() + (1 - torch.tanh(x.detach())) * (x - x.detach())
+    return _tanh_with_slope(x, 1 - torch.tanh(x.detach()))
 
 
 # The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out.
@@ -127,6 +132,21 @@ _SQUARE_LEFT_OUT = (
     "holding tanh(x), return grad_out * (1 - result**2)."
 )
 UNSQUARED = {_SQUARE_LEFT_OUT: tanh_differentiated_as_one_minus_tanh}
+
+
+def tanh_differentiated_with_the_sign_flipped(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x), with the first derivative tanh(x)**2 - 1: what a backward returning
+    grad_out * (result**2 - 1) gives."""
+    return _tanh_with_slope(x, torch.tanh(x.detach()) ** 2 - 1)
+
+
+# The test of the caller's tensor names a derivative of tanh negated, as the derivatives' tests do.
+WRONG_SIGN = {
+    "backward's derivative has the wrong sign: negated, it would be right. Check the sign of its formula: "
+    "d tanh/dx = 1 - tanh(x)², so with result holding tanh(x), return grad_out * (1 - result**2).": (
+        tanh_differentiated_with_the_sign_flipped
+    )
+}
 
 
 def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:

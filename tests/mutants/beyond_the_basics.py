@@ -731,12 +731,16 @@ MUTANTS = [
         (_IN_PLACE_SLOPE, "return grad_out * (1 - result)"),
         says="backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)²",
     ),
-    # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
+    # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there. The
+    # caller's gradient is named as negated too.
     _tanh_in_place(
         "tanhinplace_backward_with_the_wrong_sign",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
         (_IN_PLACE_SLOPE, "return grad_out * (result**2 - 1)"),
-        says="the first derivative 1 - tanh(x)**2 with the wrong sign",
+        says=(
+            "the first derivative 1 - tanh(x)**2 with the wrong sign",
+            "backward's derivative has the wrong sign: negated, it would be right",
+        ),
     ),
     # The formula is right for x, but the input it saved is the tensor forward overwrote with tanh(x).
     _tanh_in_place(
