@@ -120,6 +120,11 @@ DERIVATIVES_MISTAKES = {
     "the second call differentiates dy/db2 with respect to the hidden value l, not w1.": _with_second(
         lambda u, hidden, w2, x: 2 * w2
     ),
+    # dy/db2 = 2u, and u = w2·l + b2: by b2 again, 2, shaped like b2.
+    "this is d²y/db2², not d²y/(db2 dw1): the second call differentiates dy/db2 with respect to b2, not "
+    "w1, and gives a tensor shaped like b2.": _with_second(
+        lambda u, hidden, w2, x: torch.full_like(u, 2.0).reshape(1)
+    ),
     "the pair is in the wrong order: return (dy/db2, d²y/(db2 dw1)), the first derivative first.": _swapped(
         derivatives_by_hand
     ),

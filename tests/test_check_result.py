@@ -113,6 +113,12 @@ def accumulate_without_retain_graph(net, x):
     y.backward()
 
 
+def accumulate_with_a_constant_gradient(net, x):
+    hidden, y = net(x)
+    (f,) = torch.autograd.grad(y, hidden)
+    (y + f).backward()
+
+
 def accumulate_with_autograd_grad(net, x):
     hidden, y = net(x)
     (f,) = torch.autograd.grad(y, hidden, create_graph=True)
@@ -474,6 +480,14 @@ def test_freeing_the_shared_graph_names_retain_graph():
     # Whichever call freed the graph: the first of two here, but it may be the second of three.
     assert "an earlier backward (or torch.autograd.grad) call through the same graph freed" in message
     assert "pass retain_graph=True to every call but the last" in message
+    # f was recorded: create_graph=True is already there, and naming it would point away from the cause.
+    assert "take it with create_graph=True" not in message
+
+
+def test_freeing_the_graph_through_a_constant_gradient_names_create_graph():
+    """A gradient taken without create_graph freed the graph that y.backward() then goes through."""
+    message = failure(accumulate_with_a_constant_gradient, accumulate, lesson_net)
+    assert "If you differentiate what that call returned, take it with create_graph=True" in message
 
 
 def test_autograd_grad_where_backward_was_asked_leaves_grad_empty():

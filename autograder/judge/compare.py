@@ -817,11 +817,12 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         ),
         measurement,
     )
-    for label, want_tree, got_tree, kept in zip(
+    for label, want_tree, got_tree, kept, before in zip(
         expected["leaves"],
         expected["leaf_grads"],
         measurement["leaf_grads"],
         expected["kept_filled"],
+        expected["filled"],
         strict=True,
     ):
         want, got = _node(want_tree), _node(got_tree)
@@ -872,6 +873,8 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
                 f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: "
                 f"{_written_in(f'{label}.grad', 'let backward add the gradients')}."
             )
+        if problem and not known and (negated := _added_negated(want, got, _node(before))):
+            raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\n{negated}")
         if problem:
             causes = known or [
                 ".grad adds up over backward calls; check which results you call .backward() on, and that "
@@ -879,6 +882,21 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
             ]
             listed = "\n".join(_one_of(causes))
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: {listed}")
+
+
+def _added_negated(want, got, before) -> str | None:
+    """The wrong-sign hint where what the answer added to a .grad is what the reference added, negated (a
+    minus in front of what backward is called on). What was added is measured from what the .grad held
+    before the call, if anything. None for a .grad of another shape or dtype, which the difference would
+    hide."""
+    if not (isinstance(want, torch.Tensor) and isinstance(got, torch.Tensor)):
+        return None
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return None
+    held = before if isinstance(before, torch.Tensor) else torch.zeros_like(want)
+    return hints.wrong_sign(
+        want - held, got - held, "sum added to .grad", "the results you call .backward() on"
+    )
 
 
 def _written_in(what: str, advice: str) -> str:

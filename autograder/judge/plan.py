@@ -202,6 +202,8 @@ def plan_result(
         ],
         "result": arrays.tree(result),
         "leaf_grads": [arrays.tree(leaf.grad) for _, leaf in leaves],
+        # What each .grad held before the call: what was added to it is the difference.
+        "filled": [arrays.tree(before) for before in filled],
         "arguments": arguments,
     }
     tensors = samples.tensors(result)

@@ -1534,8 +1534,8 @@ def known_error_hint_for(error: Exception, function) -> str:
         return _unused_hint(function)
     if _FREED in str(error) and _records_and_frees(function):
         return _RECORDS_AND_FREES
-    if _FREED in str(error) and (hint := _backward_again_after_create_graph(function)):
-        return hint
+    if _FREED in str(error):
+        return _backward_again_after_create_graph(function) or _freed_hint(function)
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
     used = names_used(function)
@@ -1628,6 +1628,20 @@ def _records_and_frees(function) -> bool:
     return False
 
 
+def _freed_hint(function) -> str:
+    """Why a graph was found freed in `function`'s code. Taking the earlier call's result with
+    create_graph=True is named only where one of the code's torch.autograd.grad calls lacks it: that call
+    freed the graph and returned a constant. Where every such call records, that cure is already there, and
+    a call that lacks retain_graph is the cause. Code that cannot be read gets both."""
+    used = names_used(function)
+    if not used.readable or not all(used.gradient_calls):
+        return _ERROR_HINTS[_FREED]
+    return (
+        f"\nLikely cause: {_FREED_BY_AN_EARLIER_CALL}: pass retain_graph=True to every call but the last "
+        f"that goes through that graph.{_BUILT_ON_THE_GRAPH}"
+    )
+
+
 def _backward_again_after_create_graph(function) -> str:
     """Why a graph was freed in code that takes a gradient by .backward(create_graph=True) and reads it
     from .grad, not by torch.autograd.grad: that backward already added the gradient of what it was called
@@ -1636,7 +1650,7 @@ def _backward_again_after_create_graph(function) -> str:
     names = names_used(function).own
     if not {"backward", "create_graph="} <= names or "autograd" in names:
         return ""
-    freed = _ERROR_HINTS[_FREED].removeprefix("\nLikely cause: ")
+    freed = _freed_hint(function).removeprefix("\nLikely cause: ")
     return (
         "\nLikely cause: .backward(create_graph=True) already adds its gradient to .grad: calling backward "
         "on the same result again adds it a second time, and fails once another backward freed the graph in "
@@ -1735,6 +1749,13 @@ _NO_GRAPH = "does not require grad and does not have a grad_fn"
 # for a second backward through a graph freed by the first.
 _UNUSED = "appears to not have been used in the graph"
 _FREED = "backward through the graph a second time"
+# What freed it, and what a recorded gradient shares with it: said whichever cure the hint names.
+_FREED_BY_AN_EARLIER_CALL = (
+    "an earlier backward (or torch.autograd.grad) call through the same graph freed its saved tensors"
+)
+_BUILT_ON_THE_GRAPH = (
+    " A gradient taken with create_graph=True is built on the graph it differentiates, and shares its nodes."
+)
 
 # autograd's error for an input that forward returned as its output.
 _RETURNED_AS_IS = "returned as-is as output is being saved for backward"
@@ -1749,12 +1770,10 @@ _ADDING_TO_NONE = (
     "let backward do the adding."
 )
 _ERROR_HINTS = {
-    "backward through the graph a second time": (
-        "\nLikely cause: an earlier backward (or torch.autograd.grad) call through the same graph freed its "
-        "saved tensors. If you differentiate what that call returned, take it with create_graph=True, which "
-        "keeps the graph too; otherwise pass retain_graph=True to every call but the last that goes through "
-        "that graph. A gradient taken with create_graph=True is built on the graph it differentiates, and "
-        "shares its nodes."
+    _FREED: (
+        f"\nLikely cause: {_FREED_BY_AN_EARLIER_CALL}. If you differentiate what that call returned, take "
+        "it with create_graph=True, which keeps the graph too; otherwise pass retain_graph=True to every "
+        f"call but the last that goes through that graph.{_BUILT_ON_THE_GRAPH}"
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "

@@ -21,6 +21,8 @@ CLAIMS = [
     Claim(r"and (\d+) the slope of `dy/dw1`", _SECOND),
     Claim(r"curvature term `(\d+)/2", _SECOND),
     Claim(r"straight line of slope (\d+)", _SECOND),
+    Claim(r"such as (\d+), fails them", _SECOND),
+    Claim(r"`torch\.tensor\((\d+)\.0\)`\s+has the value of section 7's `d²y/dw1²", _SECOND),
     Claim(r"`d²y/dl²` is ([\d.]+)\.", r"hidden_second_derivative: ([\d.]+),"),
     Claim(r"On this lesson's network: (\d+) and", _DERIVATIVES + r"([\d.]+),"),
     Claim(r"On this lesson's network: \d+ and (\d+)", _DERIVATIVES + r"[\d.]+, ([\d.]+)\n"),

@@ -270,7 +270,7 @@ MUTANTS = [
     _derivatives(
         "derivatives_second_with_respect_to_b2",
         (_SECOND, "(second,) = torch.autograd.grad(first, b2)"),
-        says="got shape (1,) instead of (1, 1)",
+        says=("got shape (1,) instead of (1, 1)", "this is d²y/db2², not d²y/(db2 dw1)"),
     ),
     # The visible test uses the lesson's network; the hidden ones draw random weights.
     _derivatives(
@@ -281,10 +281,24 @@ MUTANTS = [
     return torch.tensor([72.0], dtype=torch.float64), torch.tensor([[20.0]], dtype=torch.float64)''',
     ),
     # accumulate_three: one shared graph kept for every backward but the last, and .grad left to add up.
+    # g and h were recorded: the cause named is the missing retain_graph alone, not create_graph, which the
+    # hint names (before "otherwise pass retain_graph=True") only for a gradient taken without it.
     _accumulate(
         "accumulate_forgets_retain_graph",
         (_H_BACKWARD, "h.backward()"),
-        says=("after they have already been freed). Likely cause:", "pass retain_graph=True"),
+        says=("after they have already been freed). Likely cause:", "saved tensors: pass retain_graph=True"),
+    ),
+    # y's backward first frees the graph that the call building g and h goes through.
+    _accumulate(
+        "accumulate_builds_g_and_h_after_y_backward",
+        (_G_AND_H, f"y.backward()\n    {_G_AND_H}"),
+        (_THREE_BACKWARDS, f"{_G_BACKWARD}\n    h.backward()"),
+        says="freed its saved tensors: pass retain_graph=True to every call but the last",
+    ),
+    _accumulate(
+        "accumulate_forgets_every_retain_graph",
+        (_THREE_BACKWARDS, "g.backward()\n    h.backward()\n    y.backward()"),
+        says="freed its saved tensors: pass retain_graph=True to every call but the last",
     ),
     # .grad replaced, or cleared first: right from empty .grad, wrong from the first test's .grad of 1.
     _accumulate(
@@ -370,6 +384,12 @@ MUTANTS = [
         "accumulate_h_with_respect_to_w2",
         (_G_AND_H, _G_AND_H.replace("[net.linear2.weight, net.linear2.bias]", "[net.linear2.weight] * 2")),
         says="h is the gradient with respect to w2, not b2",
+    ),
+    # Every gradient negated, as by a minus in front of the sum: what is added has the wrong sign.
+    _accumulate(
+        "accumulate_negates_the_sum",
+        (_THREE_BACKWARDS, "(-(y + g + h)).sum().backward()"),
+        says="this sum added to .grad has the wrong sign: negated, it would be right",
     ),
     _accumulate(
         "accumulate_subtracts_g",
@@ -509,6 +529,7 @@ INSTRUCTIONS = {
     "Prefer letting backward calls do the adding": "accumulate_in_place_by_hand",
     "and return None": "accumulate_returns_the_gradients",
     "pass `retain_graph=True` to every backward call through": "accumulate_forgets_retain_graph",
+    "build `g` and `h` before a backward frees that graph": "accumulate_builds_g_and_h_after_y_backward",
     "never zero `.grad` in between": "accumulate_zeroes_between",
     "Prefer `torch.autograd.grad` for `g` and `h`": "accumulate_g_through_backward",
 }
