@@ -152,11 +152,14 @@ def name_of(function: Callable) -> str:
     return getattr(owner, "__name__", None) or getattr(function, "__name__", repr(function))
 
 
-def where_built(reference: Callable, built: str) -> str:
+def where_built(reference: Callable, built: str, inputs: Callable | None = None) -> str:
     """How check_result messages say which arguments were used, `built` by whom `built_by` names: the
-    visible example's or not."""
+    visible example's or not. A builder that states what it makes, in an attribute `in_words`, is also
+    told in those words: the test cell shows a builder's name, never its body."""
     names = ", ".join(inspect.signature(reference).parameters)
-    return f"when called with the {names} that {built} builds"
+    where = f"when called with the {names} that {built} builds"
+    words = getattr(inputs, "in_words", None) if built != HIDDEN_BUILDER else None
+    return f"{where}: {words}" if words else where
 
 
 def checked_on(built: str | None, randomized: bool) -> str:
@@ -192,7 +195,7 @@ def _ask(
             "Define it at the top level of a cell, using only tensors, modules and functions."
         )
     else:
-        where = where_built(reference, built) if built else ""
+        where = where_built(reference, built, inputs) if built else ""
         # A notebook that has used a transform torch loads lazily most likely checks code that uses it too:
         # the checker loads it before this check's children need it.
         loaded = [module for module in LOADED_ON_FIRST_USE if module in sys.modules]

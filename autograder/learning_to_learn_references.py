@@ -13,7 +13,7 @@ import copy
 import torch
 from torch.func import functional_call
 
-from autograder.models import few_shot_task, few_shot_tasks
+from autograder.models import FEW_SHOT_NET, ONE_SINE, THREE_SINES, few_shot_task, few_shot_tasks
 
 # What the answers are called with.
 
@@ -61,6 +61,13 @@ def few_shot_tasks_at_another_lr(gen: torch.Generator) -> tuple:
     net, tasks, _ = few_shot_tasks(gen)
     return net, tasks, 0.3
 
+
+few_shot_task_at_another_lr.in_words = f"{FEW_SHOT_NET}, {ONE_SINE}, and lr = 0.3"
+few_shot_task_from_other_params.in_words = (
+    f"{FEW_SHOT_NET}, start: a copy of it with each parameter moved by 0.1 times a standard normal draw, "
+    f"{ONE_SINE}, and lr = 0.1"
+)
+few_shot_tasks_at_another_lr.in_words = f"{FEW_SHOT_NET}, {THREE_SINES}, and lr = 0.3"
 
 # The references: the step's gradient taken by torch.func.grad, which autograd differentiates again.
 

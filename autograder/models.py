@@ -88,9 +88,20 @@ def _sine_task(gen: torch.Generator, shots: int) -> tuple[torch.Tensor, ...]:
     return x, amplitude * torch.sin(x - phase), x_query, amplitude * torch.sin(x_query - phase)
 
 
+# What the few-shot builders make, as check_result's messages tell it (checks.where_built).
+FEW_SHOT_NET = "a float64 tanh network with one hidden layer of 8 units"
+ONE_SINE = "5 support points (x, y) and 6 query points of one sine"
+THREE_SINES = "three sines of 5 support and 6 query points each"
+_RANDOM_NET = "a float64 tanh network with one or two hidden layers of 2 to 8 units"
+_RANDOM_SHOTS = "K support and K + 1 query points, K from 2 to 10, and lr from 0.05 to 0.5"
+
+
 def few_shot_task(gen: torch.Generator) -> tuple:
     """net, x, y, x_query, y_query, lr: a 1 → 8 → 1 tanh network, 5 support points, lr = 0.1."""
     return tanh_network(gen, [8], scaled=True), *_sine_task(gen, 5), 0.1
+
+
+few_shot_task.in_words = f"{FEW_SHOT_NET}, {ONE_SINE}, and lr = 0.1"
 
 
 def random_few_shot_task(gen: torch.Generator) -> tuple:
@@ -101,9 +112,15 @@ def random_few_shot_task(gen: torch.Generator) -> tuple:
     return tanh_network(gen, widths, scaled=True), *_sine_task(gen, shots), lr
 
 
+random_few_shot_task.in_words = f"{_RANDOM_NET}, one sine's {_RANDOM_SHOTS}"
+
+
 def few_shot_tasks(gen: torch.Generator) -> tuple:
     """net, tasks, lr: few_shot_task's network and lr, with three tasks (x, y, x_query, y_query)."""
     return tanh_network(gen, [8], scaled=True), [_sine_task(gen, 5) for _ in range(3)], 0.1
+
+
+few_shot_tasks.in_words = f"{FEW_SHOT_NET}, {THREE_SINES}, and lr = 0.1"
 
 
 def random_few_shot_tasks(gen: torch.Generator) -> tuple:
@@ -112,3 +129,6 @@ def random_few_shot_tasks(gen: torch.Generator) -> tuple:
     net, *_, lr = random_few_shot_task(gen)
     count, shots = (int(torch.randint(low, high, (), generator=gen)) for low, high in [(2, 5), (2, 11)])
     return net, [_sine_task(gen, shots) for _ in range(count)], lr
+
+
+random_few_shot_tasks.in_words = f"{_RANDOM_NET}, 2 to 4 sines' {_RANDOM_SHOTS}"

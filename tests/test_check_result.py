@@ -287,6 +287,21 @@ def test_differentiating_a_gradient_made_without_create_graph_names_the_cause():
     assert message.endswith("differentiate again. when called with the net, x that `lesson_net` builds")
 
 
+def lesson_net_told(gen):
+    return lesson_net(gen)
+
+
+lesson_net_told.in_words = "the lesson's TinyNet and x = 4"
+
+
+def test_a_builder_that_says_what_it_makes_is_told_in_its_words_after_its_name():
+    """The test cell shows a builder's name, never its body: its words say what the arguments were."""
+    message = failure(derivatives_without_create_graph, derivatives, lesson_net_told)
+    assert message.endswith(
+        "when called with the net, x that `lesson_net_told` builds: the lesson's TinyNet and x = 4"
+    )
+
+
 def test_create_graph_false_spelled_out_is_named_as_create_graph_left_out():
     """The code names the keyword, but its value is False: the cause is the same as leaving it out."""
     message = failure(first_derivative_with_create_graph_false, first_derivative, lesson_net)

@@ -17,7 +17,7 @@ from torch.func import functional_call
 from torch.nn.utils import parameters_to_vector
 
 from autograder.course.layout import SOURCE
-from autograder.graphs import saved_bytes
+from autograder.learning_to_learn_cost import kept_bytes, weight_bytes, wide_net
 from autograder.learning_to_learn_mistakes import FROM_HALF_PARAMS_MISTAKES, STEP_MISTAKES
 from autograder.models import tanh_network
 from solutions.learning_to_learn import inner_step, meta_loss, mse
@@ -261,18 +261,17 @@ def _is_a_definition(node: ast.stmt) -> bool:
 
 
 def _notebook_definitions() -> dict:
-    """The functions and constants the lesson's cells define up to section 8, without running the cells'
-    training and timing: what section 8 measures memory with."""
+    """The functions and constants sections 1 and 6 define, without running the training: the tasks and
+    the first-order MAML that section 8 measures memory with."""
     notebook = nbformat.read(SOURCE / LESSON / f"{LESSON}.ipynb", as_version=4)
     namespace = {
         "math": math,
         "torch": torch,
         "nn": nn,
         "functional_call": functional_call,
-        "saved_bytes": saved_bytes,
     }
     for cell in notebook.cells:
-        if cell.get("id") in {"tasks-plot", "training-runs", "cost-runs"}:
+        if cell.get("id") in {"tasks-plot", "training-runs"}:
             kept = [node for node in ast.parse(cell.source).body if _is_a_definition(node)]
             exec(compile(ast.Module(kept, type_ignores=[]), cell.get("id"), "exec"), namespace)
     return namespace
@@ -288,10 +287,10 @@ def _memory_shares(section: dict, meta_loss_of, width: int) -> tuple[float, floa
         for a, phase in zip(*section["draw_tasks"](5, cost_gen), strict=True)
     ]
     torch.manual_seed(0)
-    net = section["wide_net"](width)
-    maml = section["kept_bytes"](net, meta_loss_of, tasks)
-    first_order = section["kept_bytes"](net, _solved_definitions()["first_order_meta_loss"], tasks)
-    return (maml - first_order) / maml, len(tasks) * section["weight_bytes"](net) / maml
+    net, lr = wide_net(width), section["INNER_LR"]
+    maml = kept_bytes(net, meta_loss_of, tasks, lr)
+    first_order = kept_bytes(net, _solved_definitions()["first_order_meta_loss"], tasks, lr)
+    return (maml - first_order) / maml, len(tasks) * weight_bytes(net) / maml
 
 
 def _definitions_with(answers: dict[str, str]) -> dict:

@@ -232,7 +232,7 @@ def _planned(
             made = plan.plan_result(
                 call.reference, call.inputs, built, randomized, options.pop("mistakes", None)
             )
-            where = autograder.checks.where_built(call.reference, built)
+            where = autograder.checks.where_built(call.reference, built, call.inputs)
             builder = _locate(call.inputs, "argument builder")
         else:
             low, high = options.pop("low", -2.0), options.pop("high", 2.0)

@@ -10,14 +10,11 @@ LESSON = "08_learning_to_learn"
 
 _NOT_FIRST_ORDER = r"that first-order MAML does not, by width: \["
 _IN_COPIES = r"in the tasks' copies of the weights, by width: \["
-_KEPT = r" +kept for the meta-gradient, KiB by width: \[(\d+)"
 
 CLAIMS = [
     Claim(r"falls from (\d+)% at width 10", _NOT_FIRST_ORDER + r"'(\d+)%'"),
     Claim(r"to (\d+)% at width 320", _NOT_FIRST_ORDER + r"(?:'\d+%', ){3}'(\d+)%'\]"),
     Claim(r"the copies of the weights hold (\d+)%", _IN_COPIES + r"(?:'\d+%', ){3}'(\d+)%'\]"),
-    Claim(r"at width 10 \((\d+) KiB against \d+\)", "pre-training" + _KEPT),
-    Claim(r"at width 10 \(\d+ KiB against (\d+)\)", "first-order MAML" + _KEPT),
     Claim(
         r"differentiates again, back to the layer's own bias, to (\d+)", r"the layer's bias: \[(\d+\.\d+)\]"
     ),
