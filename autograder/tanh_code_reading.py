@@ -9,7 +9,13 @@ import dis
 
 import torch
 
-from autograder.probe.diagnose import COPIES, copies_it_saves, leads_back_to, names_used, where_it_saves
+from autograder.probe.diagnose import (
+    COPIES,
+    copies_it_saves,
+    leads_back_to,
+    names_used,
+    where_it_saves,
+)
 from autograder.probe.refused import AnswerRefusedError
 from autograder.tanh_both_modes import (
     BACKWARD_SLIPS,
@@ -107,7 +113,7 @@ _CUTS = {
 # torch.func follows .data where forward mode over torch.autograd.grad does not: why only that test sees it.
 _DATA_UNDER_FORWARD_AD = (
     " torch.func's transforms follow .data; autograd's own forward mode, around torch.autograd.grad, does "
-    "not (the notes after the tests say more)."
+    "not (section 4.1 shows it)."
 )
 _SAVING = {"save_for_backward", "save_for_forward", "saved_tensors", "set_materialize_grads", "mark_dirty"}
 
@@ -177,6 +183,33 @@ def refuse_an_output_changed_by_jvp(
         with_jvp = function.apply(torch.autograd.forward_ad.make_dual(x, v))._version
     if with_jvp != without_jvp:
         raise AnswerRefusedError(f"{OUTPUT_CHANGED_BY_JVP}, {THE_CALLER_GETS_IT}")
+
+
+def _holds(value, tensor: torch.Tensor) -> bool:
+    """Whether value is tensor itself, or holds it in a tuple, list or dict."""
+    if value is tensor:
+        return True
+    if isinstance(value, dict):
+        value = list(value.values())
+    return isinstance(value, tuple | list) and any(_holds(item, tensor) for item in value)
+
+
+def refuse_an_output_kept_on_ctx(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
+    """Name a setup_context that keeps the output itself on ctx (ctx.result = output): the output holds its
+    grad_fn, which is ctx, and ctx then holds the output, a reference cycle that only Python's garbage
+    collector frees. Read from ctx's attributes, as the tests may themselves keep every tensor made."""
+    out = function.apply(x.detach().requires_grad_())
+    kept = [
+        name for name, value in sorted(getattr(out.grad_fn, "__dict__", {}).items()) if _holds(value, out)
+    ]
+    if kept:
+        raise AnswerRefusedError(
+            f"setup_context keeps the output on ctx.{kept[0]} (as in ctx.result = output): the output holds "
+            "its grad_fn, which is ctx, and ctx then holds the output, a reference cycle, so the output and "
+            "its graph stay in memory after the caller drops them, until Python's garbage collector runs. "
+            "Save the output with ctx.save_for_forward (and ctx.save_for_backward) and read it from "
+            "ctx.saved_tensors."
+        )
 
 
 def refuse_a_tangent_changed_by_jvp(v: torch.Tensor, before: torch.Tensor) -> None:

@@ -21,6 +21,7 @@ from autograder.tanh_code_reading import (
     refuse_a_wrong_forward,
     refuse_a_zero_second_derivative,
     refuse_an_output_changed_by_jvp,
+    refuse_an_output_kept_on_ctx,
     refuse_an_unnamed_wrong_first_derivative,
 )
 
@@ -114,6 +115,14 @@ def output_left_alone_by_jvp(function: type[torch.autograd.Function], x, v):
     the caller gets, so a jvp that changes it in place changes it for the caller too."""
     refuse_a_wrong_forward(function, x)
     refuse_an_output_changed_by_jvp(function, x, v)
+    return torch.tensor(0.0, dtype=torch.float64)
+
+
+def output_not_kept_on_ctx(function: type[torch.autograd.Function], x, v):
+    """0, once no attribute of function's ctx is seen to hold its output (v is unused): an output kept so
+    forms a reference cycle with its node, freed only by Python's garbage collector."""
+    refuse_a_wrong_forward(function, x)
+    refuse_an_output_kept_on_ctx(function, x)
     return torch.tensor(0.0, dtype=torch.float64)
 
 

@@ -92,15 +92,6 @@ class Tanh(torch.autograd.Function):
             "(x,) = ctx.saved_tensors\n        return x_t / torch.cosh(x) ** 2",
         ),
     ),
-    # jvp runs right after setup_context: nothing can change the output in between.
-    _tanh(
-        "tanh_jvp_reads_a_ctx_attribute",
-        (_SAVE, "ctx.save_for_backward(output)\n        ctx.result = output"),
-        (
-            "(result,) = ctx.saved_tensors\n        return x_t * (1 - result**2)",
-            "return x_t * (1 - ctx.result**2)",
-        ),
-    ),
     # torch's own formula for tanh's derivative: torch.ops travels to the checker by name.
     _tanh(
         "tanh_tangent_by_torch_ops",

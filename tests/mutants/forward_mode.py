@@ -110,10 +110,23 @@ MUTANTS = [
         (_SAVE_FOR_BACKWARD, ""),
         says="setup_context calls ctx.save_for_forward only, and what it saves feeds jvp alone",
     ),
-    # Every derivative is right: only a change in place of the output goes unnoticed by backward.
+    # jvp reads the output from a ctx attribute: every derivative is right, but the output and its node form a
+    # reference cycle, freed only by the garbage collector.
+    _tanh(
+        "tanh_jvp_reads_a_ctx_attribute",
+        {_FORWARD_MODE},
+        (_SAVE, "ctx.save_for_backward(output)\n        ctx.result = output"),
+        (
+            "(result,) = ctx.saved_tensors\n        return x_t * (1 - result**2)",
+            "return x_t * (1 - ctx.result**2)",
+        ),
+        says="setup_context keeps the output on ctx.result",
+    ),
+    # Every derivative is right: a change in place of the output goes unnoticed by backward, and the output
+    # kept on ctx forms a reference cycle.
     _tanh(
         "saves_the_output_on_ctx",
-        {_FIRST},
+        {_FIRST, _FORWARD_MODE},
         (_SAVE, "ctx.result = output"),
         (_LOAD, "result = ctx.result"),
         says="it read the output from where autograd's version check cannot see it",
@@ -121,7 +134,7 @@ MUTANTS = [
     # backward reads a ctx attribute and save_for_backward is never called: the counts differ, 0 and 1.
     _tanh(
         "backward_reads_a_ctx_attribute",
-        {_FIRST, _REVERSE_OVER_FORWARD},
+        {_FIRST, _FORWARD_MODE, _REVERSE_OVER_FORWARD},
         (_SAVE_FOR_BACKWARD, "        ctx.result = output\n"),
         (_LOAD, "result = ctx.result"),
         says=(
@@ -548,9 +561,7 @@ INSTRUCTIONS = {
         "saves_for_forward_only"
     ),
     "In `jvp`, `ctx.saved_tensors` holds what `save_for_forward` saved": "forgets_save_for_forward",
-    "For what `jvp` reads, prefer `ctx.save_for_forward` to a ctx attribute": (
-        "tanh_jvp_reads_a_ctx_attribute"
-    ),
+    "Do not keep it as a ctx attribute (`ctx.result = output`)": "tanh_jvp_reads_a_ctx_attribute",
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
     ),
@@ -561,7 +572,7 @@ INSTRUCTIONS = {
     "`ctx.save_for_backward`), or if backward returns the same gradient as before the change": (
         "saves_the_output_on_ctx"
     ),
-    "`x_t` is the caller's tangent, so changing it in place (`x_t.mul_(...)`) changes the caller's tensor": (
+    "`x_t.mul_(...)`: `x_t` is the caller's tangent, so this changes the caller's tensor": (
         "jvp_changes_its_tangent_in_place"
     ),
     "not `.detach()`, `.data`, `.tolist()` or NumPy": "backward_through_tolist",
@@ -571,10 +582,12 @@ INSTRUCTIONS = {
     "Prefer building it as a new tensor (`x_t * ...`) to changing one in place": (
         "tanh_tangent_scaled_in_place"
     ),
-    "A tensor `jvp` made without `x_t` has no batch dimension under `vmap`, so scaling it by `x_t` in place "
-    "(`slope.mul_(x_t)`) fails under `jacfwd`": "jvp_scales_its_slope_in_place",
-    "The saved output is the very tensor the caller gets back, so changing it in place (`result.square_()`) "
-    "changes the caller's result too": "jvp_squares_the_output_in_place",
+    "`slope.mul_(x_t)` under `vmap`: a tensor made without `x_t` has no batch dimension": (
+        "jvp_scales_its_slope_in_place"
+    ),
+    "`result.square_()`: the saved output is the very tensor the caller gets back": (
+        "jvp_squares_the_output_in_place"
+    ),
     "Use torch operations on the saved tensors in both rules, so that reverse mode can differentiate each of "
     "them": "jvp_under_no_grad",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
