@@ -109,6 +109,27 @@ def _read_from_grad(net: nn.Module, x: torch.Tensor):
 
 _BY_B2_THEN_W1 = _first_by_w1(lambda w2, x: (2 * w2 * x).reshape(1))
 
+
+def _written_in(item: int, number: float) -> Callable:
+    """The pair with item `item` replaced by `number`, its value on the lesson's network, written in."""
+
+    def pair(net: nn.Module, x: torch.Tensor):
+        computed = list(derivatives_by_hand(net, x))
+        computed[item] = torch.full_like(computed[item], number)
+        return tuple(computed)
+
+    return pair
+
+
+def _written_in_cause(what: str, number: int) -> str:
+    """The cause for `what`, one item of the pair, written in as its value on the lesson's network."""
+    return (
+        f"{what} is {number}, its value on this lesson's network, as numbers written in (torch.full_like, "
+        "torch.tensor of values), not computed from the arguments: it fits that one network only. Take it "
+        "with torch.autograd.grad from net and x."
+    )
+
+
 DERIVATIVES_MISTAKES = {
     "the derivative by w1 is taken of y, not of dy/db2 (one call autograd.grad(y, [b2, w1]) gives two first "
     "derivatives): differentiate dy/db2 with respect to w1.": _with_second(
@@ -125,6 +146,11 @@ DERIVATIVES_MISTAKES = {
     "w1, and gives a tensor shaped like b2.": _with_second(
         lambda u, hidden, w2, x: torch.full_like(u, 2.0).reshape(1)
     ),
+    # Mixed derivatives are equal, so d(dy/dw1)/db2 has the right value, but b2's shape.
+    "this is d(dy/dw1)/db2, shaped like b2: differentiate dy/db2 with respect to w1 instead, which gives "
+    "w1's shape, (1, 1).": _with_second(lambda u, hidden, w2, x: (2 * w2 * x).reshape(1)),
+    _written_in_cause("d²y/(db2 dw1)", 20): _written_in(1, 20.0),
+    _written_in_cause("dy/db2", 72): _written_in(0, 72.0),
     "the pair is in the wrong order: return (dy/db2, d²y/(db2 dw1)), the first derivative first.": _swapped(
         derivatives_by_hand
     ),

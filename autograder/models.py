@@ -37,6 +37,13 @@ def lesson_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
     return TinyNet().double(), make_input().double()
 
 
+def other_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
+    """Lesson 00's TinyNet with w2 = -1.5 and b2 = 1, and x = 2, in float64; visible tests ignore `gen`. A
+    second fixed network: numbers written in for lesson_net fail on it, even where the reference's result
+    has no graph whose gradients would tell them."""
+    return TinyNet(w2=-1.5, b2=1.0).double(), make_input(2.0).double()
+
+
 def random_net(gen: torch.Generator) -> tuple[TinyNet, torch.Tensor]:
     """A TinyNet with random weights and a random input, all drawn from `gen`, in float64."""
     w1, w2, b2, x = torch.randn(4, generator=gen, dtype=torch.float64).tolist()

@@ -272,10 +272,38 @@ MUTANTS = [
         (_SECOND, "(second,) = torch.autograd.grad(first, b2)"),
         says=("got shape (1,) instead of (1, 1)", "this is d²y/db2², not d²y/(db2 dw1)"),
     ),
-    # The visible test uses the lesson's network; the hidden ones draw random weights.
+    # Mixed derivatives are equal: the value is right, but taken by b2 last it comes in b2's shape.
+    _derivatives(
+        "derivatives_second_by_w1_then_b2",
+        (
+            _FIRST,
+            "(first,) = torch.autograd.grad(y, b2, retain_graph=True)\n    "
+            "(by_w1,) = torch.autograd.grad(y, w1, create_graph=True)",
+        ),
+        (_SECOND, "(second,) = torch.autograd.grad(by_w1, b2)"),
+        says=("got shape (1,) instead of (1, 1)", "this is d(dy/dw1)/db2, shaped like b2"),
+    ),
+    # The visible test uses the lesson's network and other_net; the hidden ones draw random weights. The
+    # reference's second result has no graph, so only another network's values tell a number written in.
+    _derivatives(
+        "derivatives_hard_code_the_second",
+        ("return first, second", "return first, torch.full_like(w1, 20.0)"),
+        says=(
+            "that `other_net` builds",
+            "d²y/(db2 dw1) is 20, its value on this lesson's network, as numbers",
+        ),
+    ),
+    _derivatives(
+        "derivatives_hard_code_the_first",
+        ("return first, second", "return torch.full_like(b2, 72.0), second"),
+        says=(
+            "that `other_net` builds",
+            "dy/db2 is 72, its value on this lesson's network, as numbers written",
+        ),
+    ),
     _derivatives(
         "derivatives_hard_code_the_lesson_numbers",
-        says=("that `random_net` builds", "the result is numbers written in"),
+        says=("that `other_net` builds", "the result is numbers written in"),
         answer='''def derivatives_at(net, x):
     """The numbers of the lesson's network, whatever the network."""
     return torch.tensor([72.0], dtype=torch.float64), torch.tensor([[20.0]], dtype=torch.float64)''',
