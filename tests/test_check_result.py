@@ -732,7 +732,8 @@ def test_answer_that_changes_its_arguments_is_told_to_work_on_a_copy():
     message = failure(penalty_marking_the_callers_points, penalty, critic_and_points)
     assert message == (
         "penalty_marking_the_callers_points changed points.requires_grad from False to True: it modified "
-        "the caller's tensor. Work on a copy: points = points.detach().requires_grad_()."
+        "the caller's tensor. Work on a copy: points = points.detach().requires_grad_(). when called with "
+        "the critic, points that `critic_and_points` builds"
     )
 
 
@@ -766,7 +767,8 @@ def test_answer_whose_function_changes_an_argument_in_place_is_told_to_build_a_n
         "that requires grad, as by a Function's forward that changes its input and marks it with "
         "ctx.mark_dirty, or by a jvp that changes its tangent x_t, the caller's tensor, in place "
         "(x_t.mul_(...)). Build each result as a new tensor (x * y, not x.mul_(y)); a Function meant to "
-        "work in place is applied to a copy (x.clone())."
+        "work in place is applied to a copy (x.clone()). when called with the x, w that `data_and_a_weight` "
+        "builds"
     )
 
 

@@ -450,6 +450,20 @@ def compare_result(name, names, expected, measurement, where) -> None:
         )
     if "error" in measurement:
         raise FailedCheckError(arrays.text(measurement["error"]))
+    try:
+        _compare_arguments_left_alone(name, names, measurement)
+        _compare_result_value(name, expected, measurement)
+        _compare_stored_gradients(name, expected, measurement)
+        _refuse_a_gradient_cycle(name, measurement)
+        _compare_gradient_flow(name, expected, measurement)
+    except FailedCheckError as failure:
+        # Which builder made the arguments tells a student whether it was the visible example or not.
+        raise FailedCheckError(f"{failure}\n  {where}") from None
+
+
+def _compare_arguments_left_alone(name: str, names, measurement: dict) -> None:
+    """The caller's tensors keep their requires_grad and get no history: an answer that changes them in
+    place is told to work on a copy."""
     before, after = measurement["flags_before"], measurement["flags_after"]
     for label, flag, now, history in zip(names, before, after, measurement["histories_after"], strict=True):
         if now and not flag and history:
@@ -465,14 +479,6 @@ def compare_result(name, names, expected, measurement, where) -> None:
                 f"{name} changed {label}.requires_grad from {flag} to {now}: it modified the caller's "
                 f"tensor. Work on a copy: {label} = {label}.detach().requires_grad_()."
             )
-    try:
-        _compare_result_value(name, expected, measurement)
-        _compare_stored_gradients(name, expected, measurement)
-        _refuse_a_gradient_cycle(name, measurement)
-        _compare_gradient_flow(name, expected, measurement)
-    except FailedCheckError as failure:
-        # Which builder made the arguments tells a student whether it was the visible example or not.
-        raise FailedCheckError(f"{failure}\n  {where}") from None
 
 
 def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
