@@ -104,26 +104,10 @@ def _takes_tanh_in_backward_only(function: type[torch.autograd.Function]) -> boo
     )
 
 
-def _tanh_with_slope(x: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
-    """tanh(x), differentiating as `slope`: what the caller's tensor holds after a TanhInPlace whose
-    backward returns grad_out * slope, each known mistake its own slope."""
-    return torch.tanh(x).detach() + slope * (x - x.detach())
-
-
-def tanh_differentiated_as_tanh_of_tanh(x: torch.Tensor) -> torch.Tensor:
-    """tanh(x), with the first derivative 1 - tanh(tanh(x))**2: what the caller's tensor holds after a
-    TanhInPlace that takes tanh of the tensor forward overwrote with tanh(x)."""
-    return _tanh_with_slope(x, 1 - torch.tanh(torch.tanh(x.detach())) ** 2)
-
-
-# The test of the caller's tensor names that mistake by its gradient, as check_result's mistakes.
-TANH_OF_TANH = {f"its first derivative {_TANH_OF_TANH}.": tanh_differentiated_as_tanh_of_tanh}
-
-
 def tanh_differentiated_as_one_minus_tanh(x: torch.Tensor) -> torch.Tensor:
     """tanh(x), with the first derivative 1 - tanh(x): what a backward returning grad_out * (1 - result)
     gives, the saved tanh(x) not squared."""
-    return _tanh_with_slope(x, 1 - torch.tanh(x.detach()))
+    return torch.tanh(x).detach() + (1 - torch.tanh(x.detach())) * (x - x.detach())
 
 
 # The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out.
@@ -132,21 +116,6 @@ _SQUARE_LEFT_OUT = (
     "holding tanh(x), return grad_out * (1 - result**2)."
 )
 UNSQUARED = {_SQUARE_LEFT_OUT: tanh_differentiated_as_one_minus_tanh}
-
-
-def tanh_differentiated_with_the_sign_flipped(x: torch.Tensor) -> torch.Tensor:
-    """tanh(x), with the first derivative tanh(x)**2 - 1: what a backward returning
-    grad_out * (result**2 - 1) gives."""
-    return _tanh_with_slope(x, torch.tanh(x.detach()) ** 2 - 1)
-
-
-# The test of the caller's tensor names a derivative of tanh negated, as the derivatives' tests do.
-WRONG_SIGN = {
-    "backward's derivative has the wrong sign: negated, it would be right. Check the sign of its formula: "
-    "d tanh/dx = 1 - tanh(x)², so with result holding tanh(x), return grad_out * (1 - result**2).": (
-        tanh_differentiated_with_the_sign_flipped
-    )
-}
 
 
 def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -196,10 +165,9 @@ def _refuse_tanh_of_tanh_at_five_points(function: type[torch.autograd.Function])
 
 
 def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
-    """y = x * 1, changed in place by function, then used as the caller holds it: it must hold the output
-    and have the Function's node as its history."""
-    refuse_a_backward_ignoring_grad_out(function, x)
-    _refuse_tanh_of_tanh_at_five_points(function)
+    """The values of y = x * 1 after function.apply(y), once y is found to have the node of the tensor apply
+    returns as its history: y then differentiates as that tensor does, right or wrong, which is for the
+    tests of the derivatives to judge, so a slip in backward costs this test nothing."""
     y = x * 1
     out = applied(function, y)
     if y.grad_fn is not getattr(out, "grad_fn", None):
@@ -213,7 +181,7 @@ def the_callers_tensor(function: type[torch.autograd.Function], x: torch.Tensor)
             "differentiates as x * 1: mark x with ctx.mark_dirty in setup_context (returning a view of x "
             "silences autograd's error, not this mistake, as section 7 showed)"
         )
-    return y
+    return y.detach()
 
 
 def unmoved_by_a_changed_output(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:

@@ -710,42 +710,41 @@ MUTANTS = [
     # One input: autograd wants the tensor itself (or a tuple of one), and refuses a list.
     _tanh_in_place(
         "tanhinplace_returns_a_list",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return [grad_out * (1 - result**2)]"),
         says=(
             "backward returns a list where autograd wants a tensor",
             "for one input, the tensor itself or a tuple of one",
         ),
     ),
-    # The value is right: only the feedback on the caller's gradient can blame the backward alone.
+    # The value is right: only the derivative is not.
     _tanh_in_place(
         "tanhinplace_wrong_derivative",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
-        says="the backward of TanhInPlace, which the result runs through, returns a wrong derivative",
+        says="the derivative formula in backward is wrong",
     ),
     # No rule changes anything in place: the formula alone is to blame.
     _tanh_in_place(
         "tanhinplace_derivative_of_the_output_not_squared",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - result)"),
         says="backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)²",
     ),
-    # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there. The
-    # caller's gradient is named as negated too.
+    # grad(grad(...)) flips the sign back: only the first derivative by torch.func shows it there.
     _tanh_in_place(
         "tanhinplace_backward_with_the_wrong_sign",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return grad_out * (result**2 - 1)"),
         says=(
             "the first derivative 1 - tanh(x)**2 with the wrong sign",
-            "backward's derivative has the wrong sign: negated, it would be right",
+            "this derivative has the wrong sign: negated, it would be right",
         ),
     ),
     # The formula is right for x, but the input it saved is the tensor forward overwrote with tanh(x).
     _tanh_in_place(
         "tanhinplace_takes_tanh_of_the_overwritten_input",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs[0])"),
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         says="was taken of a tensor that already holds tanh(x)",
@@ -753,7 +752,7 @@ MUTANTS = [
     # The output is saved, as it should be, then taken tanh of again: the numbers are those of the input's.
     _tanh_in_place(
         "tanhinplace_takes_tanh_of_its_output",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return grad_out * (1 - torch.tanh(result) ** 2)"),
         # The code shows backward took tanh again: the message says no more than to use what it saved.
         says=(
@@ -767,7 +766,7 @@ MUTANTS = [
     # A new tanh computed when saving: x already holds tanh(x), so what is saved is tanh(tanh(x)).
     _tanh_in_place(
         "tanhinplace_saves_tanh_of_the_overwritten_x",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER, _IN_PLACE_SAVES},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_SAVES},
         ("ctx.save_for_backward(output)", "ctx.save_for_backward(torch.tanh(inputs[0]))"),
         says=(
             "was taken of a tensor that already holds tanh(x), in backward or where a tensor was saved",
@@ -792,7 +791,7 @@ MUTANTS = [
     ),
     _tanh_in_place(
         "tanhinplace_without_grad_out",
-        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC, _IN_PLACE_CALLER},
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
         (_IN_PLACE_SLOPE, "return 1 - result**2"),
         says=("without multiplying by grad_out", "fed grad_out = 2, backward returned 1 - tanh(x)**2 itself"),
     ),
