@@ -860,7 +860,7 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if want is None and got is not None:
             raise FailedCheckError(
                 f"{name} filled {label}.grad, which should stay None. Likely cause: "
-                + _what_fills_grad(expected, measurement)
+                + _what_fills_grad(expected, measurement, got)
             )
         if want is not None and got is None:
             raise FailedCheckError(
@@ -982,11 +982,14 @@ def _absolute_value_taken(want: dict, got: dict, measurement: dict) -> str:
     )
 
 
-def _what_fills_grad(expected: dict, measurement: dict) -> str:
+def _what_fills_grad(expected: dict, measurement: dict, got: torch.Tensor) -> str:
     """Why a .grad that should stay None was filled: .backward() where the code calls it, else the code
-    wrote to .grad itself. The reminder that a gradient differentiated again needs create_graph=True is
-    only for code that records one (it passes create_graph) or whose result the caller differentiates (the
-    reference's has a graph): for a plain first derivative it would be beside the point."""
+    wrote to .grad itself. Where the code records a gradient with torch.autograd.grad(..., create_graph=True)
+    and the .grad holds one of the results the function should return, its backward differentiated that
+    gradient: the fix is to take that derivative with torch.autograd.grad too, not a create_graph=True the
+    code already passes. Otherwise the reminder that a gradient differentiated again needs create_graph=True
+    is only for code that records one (it passes create_graph) or whose result the caller differentiates
+    (the reference's has a graph): for a plain first derivative it would be beside the point."""
     if measurement.get("calls_backward") is False:
         return ".grad was assigned directly (or added to); return the value instead and leave .grad alone."
     instead = (
@@ -994,12 +997,30 @@ def _what_fills_grad(expected: dict, measurement: dict) -> str:
         "them instead and leaves .grad alone."
     )
     ways = measurement.get("ways_out")
-    if "flow" not in expected and not (isinstance(ways, dict) and ways.get("create_graph") is True):
+    ways = ways if isinstance(ways, dict) else {}
+    if any(ways.get("gradient_calls_recorded") or ()) and any(
+        _same(want, got) for want in _tensors_in(expected["result"])
+    ):
+        return (
+            f"{instead} That .grad holds a result the function should return: to differentiate a gradient g "
+            "that torch.autograd.grad(..., create_graph=True) recorded, call torch.autograd.grad(g, w), "
+            "which returns the derivative; g.backward() stores it in w.grad."
+        )
+    if "flow" not in expected and ways.get("create_graph") is not True:
         return instead
     return (
         f"{instead} A gradient you differentiate again still needs create_graph=True there: "
         "torch.autograd.grad(..., create_graph=True)."
     )
+
+
+def _tensors_in(tree) -> list[torch.Tensor]:
+    """The tensors a measured result holds (a tensor, or tuples, lists or dicts of them), in order."""
+    if not isinstance(tree, dict):
+        return []
+    if isinstance(tree.get("tensor"), torch.Tensor):
+        return [tree["tensor"]]
+    return [tensor for item in tree.get("items") or [] for tensor in _tensors_in(item)]
 
 
 def _gradient_of_the_result(expected: dict, measurement: dict, label: str, got) -> bool:

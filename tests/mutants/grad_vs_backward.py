@@ -206,6 +206,12 @@ MUTANTS = [
         (_FIRST, "y.backward(create_graph=True)\n    first = b2.grad"),
         says="which should stay None",
     ),
+    # The first derivative recorded, the second taken by backward: it lands in w1.grad.
+    _derivatives(
+        "derivatives_second_by_backward",
+        (_SECOND, "first.backward()\n    second = w1.grad"),
+        says="call torch.autograd.grad(g, w), which returns the derivative; g.backward() stores it",
+    ),
     # Cleared after, .grad ends as None: only a .grad that held something before the call tells.
     _derivatives(
         "derivatives_read_from_grad_then_clear_it",
@@ -532,7 +538,7 @@ MUTANTS = [
 ]
 
 INSTRUCTIONS = {
-    "compute everything from the arguments": "derivatives_hard_code_the_lesson_numbers",
+    "Compute everything from the arguments": "derivatives_hard_code_the_lesson_numbers",
     "return `d²y/dl²`": "hidden_returns_the_first_derivative",
     "as a tensor autograd can differentiate again": "hidden_forgets_create_graph",
     "Leave every `.grad` as it was (None, or what an earlier backward left)": (
@@ -559,5 +565,5 @@ INSTRUCTIONS = {
     "pass `retain_graph=True` to every backward call through": "accumulate_forgets_retain_graph",
     "build `g` and `h` before a backward frees that graph": "accumulate_builds_g_and_h_after_y_backward",
     "never zero `.grad` in between": "accumulate_zeroes_between",
-    "Prefer `torch.autograd.grad` for `g` and `h`": "accumulate_g_through_backward",
+    "never from `.grad` after `y.backward(create_graph=True)`": "accumulate_g_through_backward",
 }
