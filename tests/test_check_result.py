@@ -773,9 +773,10 @@ def test_answer_whose_function_changes_an_argument_in_place_is_told_to_build_a_n
 
 
 def test_differentiating_with_respect_to_a_tensor_without_grad_names_the_cure():
+    """The copy is named by the argument's own name, points, not a generic x."""
     message = failure(penalty_differentiating_points_that_do_not_require_grad, penalty, critic_and_points)
     assert "One of the differentiated Tensors does not require grad" in message
-    assert "differentiate with respect to a copy that does: x = x.detach().requires_grad_()" in message
+    assert "a copy that does: points = points.detach().requires_grad_()" in message
 
 
 def test_a_constant_gradient_inside_a_loss_gives_the_hand_worked_gradient_and_the_cause():

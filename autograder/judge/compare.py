@@ -525,9 +525,10 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
                 raise FailedCheckError(f"{failure}\n{hint}") from None
             if isinstance(near, torch.Tensor) and (missing := _reduction_missing(want, near)):
                 raise FailedCheckError(f"{failure}\n{missing}") from None
-            if isinstance(near, torch.Tensor) and (kept := _size_one_dimensions_kept(want, near)):
+            reshaping = _texts(measurement.get("reshaping"))
+            if isinstance(near, torch.Tensor) and (kept := _size_one_dimensions_kept(want, near, reshaping)):
                 raise FailedCheckError(f"{failure}\n{kept}") from None
-            if "got shape" in str(failure) and (reshaping := _texts(measurement.get("reshaping"))):
+            if "got shape" in str(failure) and reshaping:
                 raise FailedCheckError(f"{failure}\n{_reshaped_by(reshaping)}") from None
             if _gradients_left_in_their_tuple(want, got, measurement):
                 raise FailedCheckError(f"{failure}\nLikely cause: {_TUPLE_OF_GRADIENTS}") from None
@@ -677,16 +678,30 @@ def _reduction_missing(want: dict, got: torch.Tensor) -> str:
     )
 
 
-def _size_one_dimensions_kept(want: dict, got: torch.Tensor) -> str:
-    """Why one value, where a 0-dim tensor is expected, comes in dimensions of size 1: a reduction over
-    one dimension or with keepdim=True, or a reshape, kept them (the penalty's .mean(dim=0) after a norm
-    with keepdim=True). "" where the reference's result is not 0-dim or the result is not one value."""
+# The calls among those measure names (`reshaping`) that give a 0-dim tensor a dimension of size 1.
+_ADDING_A_DIMENSION = ("`.unsqueeze()`", "`.reshape()`", "`.view()`", "`.flatten()`")
+
+
+def _size_one_dimensions_kept(want: dict, got: torch.Tensor, reshaping: list[str]) -> str:
+    """Why one value, where a 0-dim tensor is expected, comes in dimensions of size 1: a call in the code
+    that adds one (a 0-dim loss's .reshape(1)), which is to be dropped, or else a reduction over one
+    dimension or with keepdim=True that kept it (the penalty's .mean(dim=0) after a norm with
+    keepdim=True), to be made over every dimension. `reshaping` are the shape-changing calls the code
+    makes, as measure spells them. "" where the reference's result is not 0-dim or the result is not one
+    value."""
     if "tensor" not in want or want["tensor"].dim() != 0 or got.numel() != 1 or got.dim() == 0:
         return ""
+    shape = tuple(got.shape)
+    adding = [call for call in reshaping if call in _ADDING_A_DIMENSION]
+    if adding:
+        return (
+            f"Likely cause: {' or '.join(adding)} in your code, if applied to the value you return, gives "
+            f"its one value the shape {shape}. Drop that call: return the 0-dim tensor itself."
+        )
     return (
-        f"Likely cause: the result is one value, but in shape {tuple(got.shape)}: a reduction with dim= or "
-        "keepdim=True, or a reshape, kept that size-1 dimension. Reduce over every dimension at once "
-        "(.mean() or .sum() without dim=)."
+        f"Likely cause: the result is one value, but in shape {shape}: a reduction with dim= or "
+        "keepdim=True kept that size-1 dimension. Reduce over every dimension at once (.mean() or .sum() "
+        "without dim=)."
     )
 
 

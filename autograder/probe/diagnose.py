@@ -1536,15 +1536,18 @@ def known_error_hint_for(error: Exception, function) -> str:
         return _RECORDS_AND_FREES
     if _FREED in str(error):
         return _backward_again_after_create_graph(function) or _freed_hint(function)
+    if _NOT_REQUIRING_GRAD in str(error):
+        return _DIFFERENTIATED_WITHOUT_GRAD.format(label=_argument_without_grad(error, function))
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
     used = names_used(function)
     ways = ways_out_of_the_graph(function, used)
     causes = []
     if "backward" not in used.own and _raised_by_the_first_gradient_call(error, function):
+        label = _argument_without_grad(error, function)
         causes.append(
             "the first gradient your code takes is of something built from inputs that do not require grad "
-            "(differentiate a copy that does: x = x.detach().requires_grad_())"
+            f"(differentiate a copy that does: {label} = {label}.detach().requires_grad_())"
         )
     elif ways["takes_gradients"] and not (ways["create_graph"] and all(ways["gradient_calls_recorded"])):
         causes.append(
@@ -1560,6 +1563,28 @@ def known_error_hint_for(error: Exception, function) -> str:
     if not causes:
         return known_error_hint(error)
     return f"\nLikely cause: what you differentiate has no graph: {'; or '.join(causes)}."
+
+
+def _argument_without_grad(error: Exception, function) -> str:
+    """The name of `function`'s one argument that, when `error` was raised, is a tensor that does not
+    require grad (`points` in gradient_penalty(critic, points)): the tensor the student is told to copy
+    into a leaf, by the name the code gives it. "x" where the traceback does not reach the function's own
+    code or where no argument, or more than one (hvp's x and v), fits."""
+    code = getattr(function, "__code__", None)
+    entry, frame = error.__traceback__, None
+    while entry is not None:
+        if entry.tb_frame.f_code is code:
+            frame = entry.tb_frame
+        entry = entry.tb_next
+    if frame is None:
+        return "x"
+    values = frame.f_locals
+    fits = [
+        name
+        for name in code.co_varnames[: code.co_argcount]
+        if isinstance(values.get(name), torch.Tensor) and not values[name].requires_grad
+    ]
+    return fits[0] if len(fits) == 1 else "x"
 
 
 def _raised_by_the_first_gradient_call(error: Exception, function) -> bool:
@@ -1745,6 +1770,12 @@ def is_library_code(code: types.CodeType) -> bool:
 
 # autograd's error for differentiating a tensor that has no graph.
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
+_NOT_REQUIRING_GRAD = "One of the differentiated Tensors does not require grad"
+# Why autograd refuses to differentiate with respect to a tensor, the tensor named by `label`.
+_DIFFERENTIATED_WITHOUT_GRAD = (
+    "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
+    "differentiate with respect to a copy that does: {label} = {label}.detach().requires_grad_()."
+)
 # autograd's errors for a tensor differentiated with respect to that the result was not computed from, and
 # for a second backward through a graph freed by the first.
 _UNUSED = "appears to not have been used in the graph"
@@ -1913,8 +1944,5 @@ _ERROR_HINTS = {
         "\nLikely cause: what you differentiate does not depend on that tensor: it must be computed from "
         "that very tensor (take both from the same call), not from another one with the same values."
     ),
-    "One of the differentiated Tensors does not require grad": (
-        "\nLikely cause: you differentiate with respect to a tensor that does not require grad; "
-        "differentiate with respect to a copy that does: x = x.detach().requires_grad_()."
-    ),
+    _NOT_REQUIRING_GRAD: _DIFFERENTIATED_WITHOUT_GRAD.format(label="x"),
 }

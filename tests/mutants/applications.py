@@ -339,7 +339,12 @@ MUTANTS = [
         (_PENALTY_GRADIENTS, _PENALTY_GRADIENTS.replace(".sum()", ".mean()")),
         says="the scores are averaged (critic(points).mean())",
     ),
-    _penalty("penalty_points_without_grad", _PENALTY_ALL, (_PENALTY_LEAF, "points = points.detach()")),
+    _penalty(
+        "penalty_points_without_grad",
+        _PENALTY_ALL,
+        (_PENALTY_LEAF, "points = points.detach()"),
+        says="a copy that does: points = points.detach().requires_grad_()",
+    ),
     _penalty(
         "penalty_marks_the_callers_points",
         _PENALTY_ALL,
@@ -454,6 +459,12 @@ MUTANTS = [
         "loss_fills_x_grad",
         (_LOSS_SLOPE, "f(x).backward(create_graph=True)\n    slope = x.grad"),
         says="filled x.grad",
+    ),
+    # A 0-dim loss has nothing to reduce: the call that gave it a dimension is the one to drop.
+    _loss(
+        "loss_reshaped_to_one_value",
+        ("return slope - 2 * x + 1", "return (slope - 2 * x + 1).reshape(1)"),
+        says="`.reshape()` in your code, if applied to the value you return",
     ),
     _loss(
         "loss_adds_two_x",
