@@ -989,19 +989,24 @@ def _gradient_like(value) -> bool:
     return value is None or isinstance(value, torch.Tensor)
 
 
+# torch's error for .numpy() on a tensor autograd records.
+_NUMPY_OF_RECORDED = "Can't call numpy() on Tensor that requires grad"
+
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
 # returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
 # a tensor without the batch dimension ("use out-of-place operators"), vmap refusing .item(), a dirty input
 # not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless), a
 # torch.func transform refusing to change a captured tensor in place (whose rewrite advice the cause gives);
-# or advice that points away from the cure: allow_unused=True for a tensor the result was not computed from.
+# or advice that points away from the cure: allow_unused=True for a tensor the result was not computed from,
+# .detach().numpy() for .numpy() on a tensor autograd records.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "returned as-is as output is being saved for backward",
     "in extra_args that has more elements than `self`",
     "appears to not have been used in the graph",
     "calling .item() on a Tensor",
+    _NUMPY_OF_RECORDED,
     "marked as dirty during the forward method were not returned",
     "has been modified by an inplace operation",
     "attempted to call in-place operation",
@@ -1030,6 +1035,7 @@ def known_error_hint(error: Exception) -> str:
         or _captured_changed_in_place(error)
         or _converted_to_a_number(error)
         or _taken_out_of_torch(error)
+        or _numpy_of_a_recorded_tensor(error)
         or _dirty_input_not_returned(error)
         or _jacobian_built(error)
         or _float32_among_float64(error)
@@ -1202,6 +1208,20 @@ def _taken_out_of_torch(error: Exception) -> str:
         f"\nLikely cause: {where} calls {' and '.join(calls)}, which reads the values out of torch: "
         "under torch.func a tensor wraps a batch or a traced value, not plain numbers, and autograd could "
         "not record the call anyway. Compute with torch operations on the tensors themselves."
+    )
+
+
+def _numpy_of_a_recorded_tensor(error: Exception) -> str:
+    """Why torch refused .numpy(): the code reads a recorded tensor's values out of torch. torch's own
+    advice, .detach().numpy(), would pass that call but leave what follows it out of the graph."""
+    if _NUMPY_OF_RECORDED not in str(error):
+        return ""
+    found = _calls_to_a_number(error, lambda used: ["`.numpy()`"] if "numpy" in used.own else [])
+    where = found[0] if found else "the Function"
+    return (
+        f"\nLikely cause: {where} calls `.numpy()`, which reads the values out of torch, where autograd "
+        "cannot record what is computed from them. Do not call `.detach().numpy()` instead: the result "
+        "is cut off from the graph just the same. Compute with torch operations on the tensors themselves."
     )
 
 

@@ -340,6 +340,17 @@ MUTANTS = [
         (_BACKWARD, "return grad_out * torch.as_tensor(1 - result.detach().numpy() ** 2)"),
         says="(it uses `.detach()` and `.numpy()`)",
     ),
+    # A tangent computed in NumPy: torch.func refuses the call; under forward_ad, with x requiring grad,
+    # torch refuses it too, and the message warns off torch's advice, .detach().numpy().
+    _tanh(
+        "jvp_through_numpy",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * torch.from_numpy(1 - result.numpy() ** 2)"),
+        says=(
+            "jvp calls `.numpy()`, which reads the values out of torch",
+            "Do not call `.detach().numpy()` instead: the result is cut off from the graph",
+        ),
+    ),
     # A gradient made from plain numbers carries no tangent: forward over reverse names the call.
     _tanh(
         "backward_through_tolist",
