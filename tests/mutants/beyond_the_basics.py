@@ -830,7 +830,7 @@ INSTRUCTIONS = {
     "and returns `None` in its place otherwise": "always_computes_grad_x",
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "where `x` is 0 and where `w` is 0 (so no division by `x` or `w`)": "grad_w_divides_the_output_by_w",
-    "build each gradient as a new tensor (`grad_out * ...`), not by changing one in place": (
+    "builds each gradient as a new tensor (`grad_out * ...`), not by changing one in place": (
         "builds_grad_x_in_place"
     ),
     "so `grad_x` must stay connected to `w` as well as to `x`": "detaches_w_in_grad_x",
