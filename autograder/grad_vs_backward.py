@@ -146,9 +146,11 @@ DERIVATIVES_MISTAKES = {
     "w1, and gives a tensor shaped like b2.": _with_second(
         lambda u, hidden, w2, x: torch.full_like(u, 2.0).reshape(1)
     ),
-    # Mixed derivatives are equal, so d(dy/dw1)/db2 has the right value, but b2's shape.
-    "this is d(dy/dw1)/db2, shaped like b2: differentiate dy/db2 with respect to w1 instead, which gives "
-    "w1's shape, (1, 1).": _with_second(lambda u, hidden, w2, x: (2 * w2 * x).reshape(1)),
+    # Mixed derivatives are equal, so d(dy/dw1)/db2 has the right value, but b2's shape: so has the right
+    # derivative given b2's shape by a reshape, and only the code tells the two apart.
+    "this is d(dy/dw1)/db2, shaped like b2 (differentiate dy/db2 with respect to w1 instead, which gives "
+    "w1's shape, (1, 1)), or the right value given that shape by .reshape/.view/.flatten (drop that "
+    "call).": _with_second(lambda u, hidden, w2, x: (2 * w2 * x).reshape(1)),
     _written_in_cause("d²y/(db2 dw1)", 20): _written_in(1, 20.0),
     _written_in_cause("dy/db2", 72): _written_in(0, 72.0),
     "the pair is in the wrong order: return (dy/db2, d²y/(db2 dw1)), the first derivative first.": _swapped(
