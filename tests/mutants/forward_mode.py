@@ -604,9 +604,8 @@ INSTRUCTIONS = {
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Save the output itself, not a copy of it": "saves_a_copy_for_forward",
     "`output.detach()` never has history": "saves_detached_outputs_for_both_rules",
-    "Read from a ctx attribute, it escapes autograd's check that the output was not changed in place": (
-        "saves_the_output_on_ctx"
-    ),
+    "read the output from a ctx attribute (`ctx.result`), which escapes autograd's check that the output was "
+    "not changed in place": "saves_the_output_on_ctx",
     "with nothing saved by `save_for_backward`, the counts saved for the two rules differ": (
         "backward_reads_a_ctx_attribute"
     ),
