@@ -84,9 +84,9 @@ def _what_is_left_out(seen: _GradInputsSeen, net: torch.nn.Module, params: dict)
     nones = "; allow_unused=True gives None for each" if seen.gave_none else ""
     if seen.inputs and any(id(tensor) in own and id(tensor) not in given for tensor in seen.inputs):
         return (
-            "differentiate with respect to list(params.values()), not net.parameters()",
-            "inner_step differentiates the network's own parameters (net.parameters()), but its support "
-            f"loss is computed from params and does not depend on them{nones}",
+            "differentiate with respect to list(params.values())",
+            "inner_step differentiates net.parameters(), but its support loss is computed from params and "
+            f"does not depend on them{nones}",
         )
     if seen.inputs and all(id(tensor) in given for tensor in seen.inputs):
         return (
@@ -137,8 +137,8 @@ def _refuse_a_half_step(inner_step: Callable, net: torch.nn.Module, given: dict,
     losses = _seen_running(inner_step, net, params, x, y, lr).losses
     if any(torch.allclose(loss, support.detach() / 2) for loss in losses):
         raise AnswerRefusedError(
-            "its support loss is halved (0.5 * ...), which halves the step: the support loss is the mean "
-            "squared error itself"
+            "its support loss is halved (0.5 * ... or ... / 2), which halves the step: the support loss is "
+            "the mean squared error itself"
         )
     if any(torch.allclose(loss, support.detach()) for loss in losses):
         raise AnswerRefusedError(
@@ -206,7 +206,7 @@ def _called(inner_step: Callable, net: torch.nn.Module, params: dict, x, y, lr) 
         if left_out not in str(error):
             raise
         fix, cause = _what_is_left_out(_seen_running(inner_step, net, params, x, y, lr), net, params)
-        raise AnswerRefusedError(f"{fix}: {cause}.") from None
+        raise AnswerRefusedError(f"{cause}: {fix}.") from None
     if not isinstance(adapted, Mapping):
         raise AnswerRefusedError(
             "return a new dict with the same names as params, {name: params[name] - lr * gradient}: "

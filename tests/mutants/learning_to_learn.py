@@ -142,7 +142,7 @@ MUTANTS = [
         "inner_step_differentiates_net_parameters",
         _FROM_OTHER_PARAMS,
         (_GRADS, "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True)"),
-        says="inner_step differentiates the network's own parameters (net.parameters())",
+        says="inner_step differentiates net.parameters(), but its support loss",
     ),
     # params ignored altogether: the network's own weights are run and differentiated.
     _inner(
@@ -181,7 +181,7 @@ MUTANTS = [
         "inner_step_halves_the_support_loss",
         _ALL,
         (_SUPPORT_LOSS, "loss = 0.5 * ((functional_call(net, params, (x,)) - y) ** 2).mean()"),
-        says="its support loss is halved (0.5 * ...), which halves the step",
+        says="its support loss is halved (0.5 * ... or ... / 2), which halves the step",
     ),
     # Halving lr gives the same numbers as halving the loss: the loss inner_step differentiates tells which.
     _inner(
@@ -269,7 +269,7 @@ MUTANTS = [
             _GRADS,
             "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
         ),
-        says=("differentiates the network's own parameters", "allow_unused=True gives None for each"),
+        says=("differentiates net.parameters()", "allow_unused=True gives None for each"),
     ),
     # ... and takes None for zero: params come back unchanged, for the same cause.
     _inner(
@@ -280,7 +280,7 @@ MUTANTS = [
             "grads = torch.autograd.grad(loss, list(net.parameters()), create_graph=True, allow_unused=True)",
         ),
         (_STEP, "param - lr * (0 if grad is None else grad)"),
-        says="inner_step differentiates the network's own parameters (net.parameters())",
+        says="inner_step differentiates net.parameters(), but its support loss",
     ),
     # net(x) with allow_unused=True: every gradient of params is None, taken for zero, and params come back.
     _inner(
@@ -523,6 +523,7 @@ INSTRUCTIONS = {
     ),
     "a new dict with the same names": "inner_step_returns_a_list",
     "iterating that dict gives names, not gradients": "inner_step_zips_the_dict_of_gradients",
+    "do not assign into `params`": "inner_step_overwrites_the_params_dict",
     "no `.data`": "inner_step_updates_data_in_place",
     "no `-=` under `torch.no_grad()`": "inner_step_updates_in_place_without_grad",
     "no `.detach()`": "inner_step_detaches_the_adapted_parameters",
