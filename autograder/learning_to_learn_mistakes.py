@@ -371,7 +371,7 @@ _FIRST_ORDER = (
     "the meta-gradient is first-order MAML's: the query gradient alone, without section 3's Hessian term "
     "-lr · H_S · (query gradient), which autograd finds only by differentiating the step's gradient. Here "
     "that gradient is a constant to autograd: take it with create_graph=True (retain_graph=True is no "
-    "substitute), and do not cut it with `.detach()` or `.data`."
+    "substitute), and do not cut it with `.detach()` or `.data`, nor step in place under torch.no_grad()."
 )
 
 
@@ -420,9 +420,12 @@ FROM_HALF_PARAMS_MISTAKES = _slips_of(step_from_half_params_by_torch_func) | {
     ),
 }
 # Params returned as they were: where autograd gave None gradients (allow_unused=True), stepped names which
-# tensors the step mixed up; what is left is a step not taken.
+# tensors the step mixed up; what is left is a step not taken, or one by zero gradients (materialize_grads).
 _PARAMS_UNCHANGED = (
-    "inner_step returns params unchanged, without the step: return {name: params[name] - lr * gradient}."
+    "inner_step returns params unchanged: either it takes no step, or the step's gradient is all zeros "
+    "because the support loss does not depend on params (materialize_grads=True turns autograd's error "
+    "into those zeros). Compute the loss from params, functional_call(net, params, (x,)), differentiate "
+    "list(params.values()) and return {name: params[name] - lr * gradient}."
 )
 FROM_HALF_PARAMS_MISTAKES[_PARAMS_UNCHANGED] = lambda net, x, y, x_query, y_query, lr: half_params(net)
 FROM_HALF_PARAMS_MISTAKES |= _wrong_steps(

@@ -282,6 +282,35 @@ MUTANTS = [
         (_STEP, "param - lr * (0 if grad is None else grad)"),
         says="inner_step differentiates net.parameters(), but its support loss",
     ),
+    # net(x) with materialize_grads=True: every gradient of params is zero, and params come back.
+    _inner(
+        "inner_step_runs_the_network_materializing_zero_gradients",
+        _FROM_OTHER_PARAMS,
+        (
+            _GRADS,
+            "grads = torch.autograd.grad(\n"
+            "        loss, list(params.values()), create_graph=True, materialize_grads=True\n"
+            "    )",
+        ),
+        (_SUPPORT_LOSS, "loss = ((net(x) - y) ** 2).mean()"),
+        says="the step's gradient is all zeros",
+    ),
+    # An in-place step under torch.no_grad(): right in value, invisible to autograd.
+    _inner(
+        "inner_step_steps_in_place_under_no_grad",
+        _THROUGH_THE_STEP,
+        answer=(
+            "def inner_step(net, params, x, y, lr):\n"
+            "    loss = ((functional_call(net, params, (x,)) - y) ** 2).mean()\n"
+            "    grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)\n"
+            "    new = {name: p.clone() for name, p in params.items()}\n"
+            "    with torch.no_grad():\n"
+            "        for p, g in zip(new.values(), grads, strict=True):\n"
+            "            p -= lr * g\n"
+            "    return new\n"
+        ),
+        says="nor step in place under torch.no_grad()",
+    ),
     # net(x) with allow_unused=True: every gradient of params is None, taken for zero, and params come back.
     _inner(
         "inner_step_runs_the_network_on_its_own_parameters_allowing_unused",
