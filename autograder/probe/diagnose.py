@@ -1590,15 +1590,10 @@ def _argument_without_grad(error: Exception, function) -> str:
     require grad (`points` in gradient_penalty(critic, points)): the tensor the student is told to copy
     into a leaf, by the name the code gives it. "x" where the traceback does not reach the function's own
     code or where no argument, or more than one (hvp's x and v), fits."""
-    code = getattr(function, "__code__", None)
-    entry, frame = error.__traceback__, None
-    while entry is not None:
-        if entry.tb_frame.f_code is code:
-            frame = entry.tb_frame
-        entry = entry.tb_next
-    if frame is None:
+    entry = _innermost_entry_of(error, function)
+    if entry is None:
         return "x"
-    values = frame.f_locals
+    code, values = entry.tb_frame.f_code, entry.tb_frame.f_locals
     fits = [
         name
         for name in code.co_varnames[: code.co_argcount]
@@ -1607,17 +1602,25 @@ def _argument_without_grad(error: Exception, function) -> str:
     return fits[0] if len(fits) == 1 else "x"
 
 
+def _innermost_entry_of(error: Exception, function) -> types.TracebackType | None:
+    """The innermost entry of `error`'s traceback that runs `function`'s own code (not a nested
+    function's), or None: where the student's function was when the error was raised."""
+    code = getattr(function, "__code__", None)
+    entry, found = error.__traceback__, None
+    while entry is not None:
+        if entry.tb_frame.f_code is code:
+            found = entry
+        entry = entry.tb_next
+    return found
+
+
 def _raised_by_the_first_gradient_call(error: Exception, function) -> bool:
     """Whether `error` was raised by the first torch.autograd.grad call in `function`'s own code (not a
     nested function's): no gradient taken before it can be the constant it differentiates."""
-    code = getattr(function, "__code__", None)
-    entry, offset = error.__traceback__, None
-    while entry is not None:
-        if entry.tb_frame.f_code is code:
-            offset = entry.tb_lasti
-        entry = entry.tb_next
-    if offset is None:
+    entry = _innermost_entry_of(error, function)
+    if entry is None:
         return False
+    code, offset = entry.tb_frame.f_code, entry.tb_lasti
     instructions = list(dis.get_instructions(code))
     modules, functions = _autograd_names(function)
     first = next(
