@@ -14,6 +14,7 @@ from autograder.probe.diagnose import (
     copies_it_saves,
     leads_back_to,
     names_used,
+    tensors_in,
     where_it_saves,
 )
 from autograder.probe.refused import AnswerRefusedError
@@ -185,23 +186,13 @@ def refuse_an_output_changed_by_jvp(
         raise AnswerRefusedError(f"{OUTPUT_CHANGED_BY_JVP}, {THE_CALLER_GETS_IT}")
 
 
-def _holds(value, tensor: torch.Tensor) -> bool:
-    """Whether value is tensor itself, or holds it in a tuple, list or dict."""
-    if value is tensor:
-        return True
-    if isinstance(value, dict):
-        value = list(value.values())
-    return isinstance(value, tuple | list) and any(_holds(item, tensor) for item in value)
-
-
 def refuse_an_output_kept_on_ctx(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
     """Name a setup_context that keeps the output itself on ctx (ctx.result = output): the output holds its
     grad_fn, which is ctx, and ctx then holds the output, a reference cycle that only Python's garbage
     collector frees. Read from ctx's attributes, as the tests may themselves keep every tensor made."""
     out = function.apply(x.detach().requires_grad_())
-    kept = [
-        name for name, value in sorted(getattr(out.grad_fn, "__dict__", {}).items()) if _holds(value, out)
-    ]
+    attributes = sorted(getattr(out.grad_fn, "__dict__", {}).items())
+    kept = [name for name, value in attributes if any(held is out for held in tensors_in(value))]
     if kept:
         raise AnswerRefusedError(
             f"setup_context keeps the output on ctx.{kept[0]} (as in ctx.result = output): the output holds "

@@ -501,17 +501,17 @@ def functions_backward_calls(output: torch.Tensor, grads) -> list[str]:
     return [name for name in functions_on_the_way(list(grads)) if own is None or name != own.__name__]
 
 
-def _tensors_in(value) -> Iterator[torch.Tensor]:
+def tensors_in(value) -> Iterator[torch.Tensor]:
     """The tensors in what a torch operation returns or takes, nested in tuples, lists and dicts as
     torch.stack's or torch.cat's arguments are."""
     if isinstance(value, torch.Tensor):
         yield value
     elif isinstance(value, tuple | list):
         for item in value:
-            yield from _tensors_in(item)
+            yield from tensors_in(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _tensors_in(item)
+            yield from tensors_in(item)
 
 
 class TensorsMade(TorchFunctionMode):
@@ -528,10 +528,10 @@ class TensorsMade(TorchFunctionMode):
         self._written: set[int] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func is torch.tensor and any(True for _ in _tensors_in(args[:1])):
+        if func is torch.tensor and any(True for _ in tensors_in(args[:1])):
             self.copies_tensors = True
         result = func(*args, **(kwargs or {}))
-        made = list(_tensors_in(result))
+        made = list(tensors_in(result))
         self.tensors.extend(made)
         if self._writes_numbers(func, args, kwargs):
             self._written.update(id(tensor) for tensor in made)
@@ -542,8 +542,8 @@ class TensorsMade(TorchFunctionMode):
         on such tensors and plain numbers alone (torch.ones_like(l) * 12.5)."""
         if getattr(func, "__name__", None) in _WRITING_NUMBERS:
             # torch.tensor(t) of a tensor copies values computed from the inputs: those are not written in.
-            return func not in {torch.tensor, torch.as_tensor} or not any(True for _ in _tensors_in(args[:1]))
-        inputs = list(_tensors_in((args, kwargs or {})))
+            return func not in {torch.tensor, torch.as_tensor} or not any(True for _ in tensors_in(args[:1]))
+        inputs = list(tensors_in((args, kwargs or {})))
         return bool(inputs) and all(id(tensor) in self._written for tensor in inputs)
 
     def written_in(self, tensor) -> bool:
@@ -583,7 +583,7 @@ def float32_made(made: list[torch.Tensor], args: tuple, used: NamesUsed) -> dict
     tensor (torch.tensor(0.01) is float32): the calls of the code that make one. What such a tensor
     touches is rounded to about 7 digits, off the checks' float64 values by that rounding alone. None
     where the code made none."""
-    inputs = list(_tensors_in(args)) + [
+    inputs = list(tensors_in(args)) + [
         p for arg in args if isinstance(arg, torch.nn.Module) for p in arg.parameters()
     ]
     if not any(tensor.dtype == torch.float64 for tensor in inputs):
