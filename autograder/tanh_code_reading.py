@@ -28,23 +28,44 @@ from autograder.tanh_both_modes import (
 
 def refuse_a_wrong_forward(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
     """Name a forward that does not return tanh(x) before its derivatives are compared: they are the
-    derivatives of another function, and no slip in backward or jvp is to blame for that. Then name a jvp
-    whose tangent is not shaped like the output, which torch refuses in words that do not say why."""
+    derivatives of another function, and no slip in backward or jvp is to blame for that. A forward whose
+    values agree but whose dtype or shape differs is named by what differs, not as another function. Then
+    name a jvp whose tangent is not shaped like the output, which torch refuses in words that do not say
+    why."""
     x = x.detach()
     with torch.no_grad():
         out = function.apply(x)
     right = torch.tanh(x)
-    if not (
-        isinstance(out, torch.Tensor)
-        and out.shape == right.shape
-        and out.dtype == right.dtype
-        and torch.allclose(out, right)
-    ):
+    name = function.__name__
+    if not isinstance(out, torch.Tensor) or out.numel() != right.numel():
+        _refuse_another_function(name)
+    if out.shape != right.shape or out.dtype != right.dtype:
+        if not torch.allclose(out.reshape(right.shape).to(right.dtype), right, rtol=1e-5, atol=1e-6):
+            _refuse_another_function(name)
+        differs = [
+            f"{what} is wrong: {name}.apply(x) returns {got} for x of {want}"
+            for what, got, want in (
+                ("dtype", out.dtype, x.dtype),
+                ("shape", f"shape {tuple(out.shape)}", f"shape {tuple(x.shape)}"),
+            )
+            if got != want
+        ]
         raise AnswerRefusedError(
-            f"forward itself is wrong (see the forward check): {function.__name__}.apply(x) is not tanh(x), "
-            "so its derivatives cannot be tanh's either. Fix forward first"
+            f"forward's values agree with tanh(x), but its {'; its '.join(differs)} (see the forward "
+            "check). Return torch.tanh(x) itself, which keeps the input's shape and dtype; then its "
+            "derivatives can be checked"
         )
+    if not torch.allclose(out, right):
+        _refuse_another_function(name)
     _refuse_a_tangent_of_another_shape(function, x)
+
+
+def _refuse_another_function(name: str) -> None:
+    """Refuse a forward whose values are not tanh's: its derivatives are another function's."""
+    raise AnswerRefusedError(
+        f"forward itself is wrong (see the forward check): {name}.apply(x) is not tanh(x), so its "
+        "derivatives cannot be tanh's either. Fix forward first"
+    )
 
 
 def refuse_an_unnamed_wrong_first_derivative(

@@ -221,10 +221,13 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
 def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
     """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if _forward_is_wrong(keep, outputs):
-        first = "Likely cause: forward itself is wrong (see the forward check); fix it first."
         if _in_lower_precision(keep, outputs):
             # gradcheck's finite differences need float64: in float32 they fail a right backward too.
-            return first
+            return (
+                "Likely cause: forward returns a dtype of lower precision than its input (see the forward "
+                "check), so its derivatives are rounded to it too; fix forward first."
+            )
+        first = "Likely cause: forward itself is wrong (see the forward check); fix it first."
         return f"{first} " + (
             "Your backward does match your own forward (gradcheck passes), so only forward is off."
             if _consistent(record)

@@ -44,6 +44,17 @@ MUTANTS = [
             "forward itself is wrong (see the forward check): Tanh.apply(x) is not tanh(x)",
         ),
     ),
+    # A forward right to float32's precision: every check that differentiates it names the dtype.
+    _tanh(
+        "forward_returns_float32",
+        _ALL,
+        ("return torch.tanh(x)", "return torch.tanh(x.float())"),
+        says=(
+            "keep the input's dtype",
+            "forward returns a dtype of lower precision than its input",
+            "forward's values agree with tanh(x), but its dtype is wrong",
+        ),
+    ),
     # Forward over reverse differentiates a sum weighted by w: backward gets a grad_out other than ones.
     _tanh(
         "backward_ignores_grad_out",
