@@ -500,9 +500,9 @@ def _compare_result_value(name: str, expected: dict, measurement: dict) -> None:
             if _returns(name, mistake["result"], got, arguments)
         ]
         if not causes and measurement.get("written_in") is True:
+            advice = "compute it from the arguments with autograd"
             raise FailedCheckError(
-                f"{failure}\nLikely cause: "
-                f"{_written_in('the result', 'compute it from the arguments with autograd')}."
+                f"{failure}\nLikely cause: {_written_in('the result', advice, graph='flow' in expected)}."
             ) from None
         number = _made_a_number(
             expected["result"],
@@ -895,7 +895,7 @@ def _compare_stored_gradients(name: str, expected: dict, measurement: dict) -> N
         if problem and _written_in_grad(expected["leaves"], measurement, label):
             raise FailedCheckError(
                 f"{label}.grad after {name} is wrong: {problem}.\nLikely cause: "
-                f"{_written_in(f'{label}.grad', 'let backward add the gradients')}."
+                f"{_written_in(f'{label}.grad', 'let backward add the gradients', graph=False)}."
             )
         if problem and not known and (negated := _added_negated(want, got, _node(before))):
             raise FailedCheckError(f"{label}.grad after {name} is wrong: {problem}.\n{negated}")
@@ -923,12 +923,15 @@ def _added_negated(want, got, before) -> str | None:
     )
 
 
-def _written_in(what: str, advice: str) -> str:
+def _written_in(what: str, advice: str, graph: bool) -> str:
     """Why a value is wrong where the code wrote its numbers in (torch.full_like(x, 12.5), a literal
-    tensor): nothing was computed from the arguments, so it has no graph and fits one network at most."""
+    tensor): nothing was computed from the arguments, so it fits one network at most. That it has no
+    graph is said where `graph` asks: where the check needs one and its message has not said so already.
+    Of a result the tests do not differentiate, or of a .grad, it would suggest that a graph is wanted."""
+    subject = "it has no graph, and" if graph else "it"
     return (
         f"{what} is numbers written in (torch.full_like, torch.tensor of values), not computed from the "
-        f"arguments: it has no graph, and fits at most the one network whose numbers they are; {advice}"
+        f"arguments: {subject} fits at most the one network whose numbers they are; {advice}"
     )
 
 
@@ -1250,7 +1253,7 @@ def _compare_gradient_flow(name: str, expected: dict, measurement: dict) -> None
     cause = "; or ".join(causes) or _constant_otherwise(measurement)
     result = _the_result_of(name)
     if not causes and measurement.get("written_in") is True:
-        cause = _written_in("the result", "compute it from the arguments with autograd")
+        cause = _written_in("the result", "compute it from the arguments with autograd", graph=False)
     if constant:
         raise FailedCheckError(
             f"{_capitalized(result)} does not require grad: it has no graph, so no gradient can "

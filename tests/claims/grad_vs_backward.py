@@ -6,8 +6,9 @@ LESSON = "00_grad_vs_backward"
 
 _FIRST = r"dy/dw1\s+computed\s+([\d.]+)[^\n]*\nd²y/dw1²"  # section 7's dy/dw1, printed above d²y/dw1²
 _SECOND = r"d²y/dw1²\s+computed\s+([\d.]+)"
-_DERIVATIVES = r"derivatives_at: "  # section 12 runs the exercise's functions on the lesson's network
+_DERIVATIVES = r"derivatives_at: "  # section 13 runs the exercise's functions on the lesson's network
 _SUMMED = r"accumulate_three's \.grad: "
+_CURVATURE = r"hidden_second_derivative: ([\d.]+),"
 
 CLAIMS = [
     Claim(r"weights `w1 = (\d+)`", r"\bw1 = (\d+), w2"),
@@ -21,9 +22,8 @@ CLAIMS = [
     Claim(r"and (\d+) the slope of `dy/dw1`", _SECOND),
     Claim(r"curvature term `(\d+)/2", _SECOND),
     Claim(r"straight line of slope (\d+)", _SECOND),
-    Claim(r"A number written in, such as (\d+) \(section 7's", _SECOND),
-    Claim(r"such as `torch\.tensor\((\d+)\.0\)`, has no graph", _SECOND),
-    Claim(r"`d²y/dl²` is ([\d.]+)\.", r"hidden_second_derivative: ([\d.]+),"),
+    Claim(r"such as ([\d.]+) for `hidden_second_derivative`", _CURVATURE),
+    Claim(r"`d²y/dl²` is ([\d.]+)\.", _CURVATURE),
     Claim(r"On this lesson's network: (\d+) and", _DERIVATIVES + r"([\d.]+),"),
     Claim(r"On this lesson's network: \d+ and (\d+)", _DERIVATIVES + r"[\d.]+, ([\d.]+)\n"),
     Claim(r"become (\d+), \d+ and \d+", _SUMMED + r"([\d.]+),"),
