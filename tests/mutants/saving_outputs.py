@@ -37,14 +37,40 @@ MUTANTS = [
         (_EXP_BACKWARD, "return grad_out * torch.exp(x)"),
         says="did not save its output",
     ),
-    _exp("output_detached_when_saved", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(result.detach())")),
+    # A copy of the output has its values but not its grad_fn: the forward test's hook sees that, and the
+    # second derivative is cut off.
+    _exp(
+        "output_detached_when_saved",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_SAVE, "ctx.save_for_backward(result.detach())"),
+        says=("saved a copy of its output", "made with `.detach()`"),
+    ),
     _exp(
         "copy_of_output_saved",
-        {_EXP_SECOND},
+        {_EXP_FORWARD, _EXP_SECOND},
         (_SAVE, "ctx.save_for_backward(result.clone())"),
-        says="forward saved a tensor with no history",
+        says=("saved a copy of its output", "forward saved a tensor with no history"),
     ),
-    _exp("exp_recomputed_in_forward", {_EXP_SECOND}, (_SAVE, "ctx.save_for_backward(torch.exp(x))")),
+    _exp(
+        "exp_recomputed_in_forward",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_SAVE, "ctx.save_for_backward(torch.exp(x))"),
+        says="saved a copy of its output",
+    ),
+    # The saved result never becomes an output: the clone returned in its place gets Exp's node.
+    _exp(
+        "clone_of_saved_output_returned",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_EXP_FORWARD_RETURN, "return result.clone()\n"),
+        says="result saved while result.clone() is returned",
+    ),
+    # Right values, but the caller's x is overwritten with exp(x).
+    _exp(
+        "input_changed_in_place_in_forward",
+        {_EXP_FORWARD, _EXP_FIRST, _EXP_SECOND},
+        ("result = torch.exp(x)", "result = x.exp_()"),
+        says="changed its input x in place",
+    ),
     _exp("detach_in_backward", {_EXP_SECOND}, (_EXP_BACKWARD, "return grad_out * result.detach()")),
     _exp(
         "recomputed_under_no_grad",
@@ -116,4 +142,6 @@ INSTRUCTIONS = {
     "or the saved result in place": "output_changed_in_place_in_backward",
     "do not keep the result as a `ctx` attribute": "output_kept_on_ctx",
     "do not save a copy of it": "copy_of_output_saved",
+    "or return a copy of it": "clone_of_saved_output_returned",
+    "not `x.exp_()`, which would overwrite the caller's `x`": "input_changed_in_place_in_forward",
 }
