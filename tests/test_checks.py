@@ -782,7 +782,7 @@ def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, c
             SquareNumpy.apply,
             square,
             "backward computes with NumPy, which autograd cannot record (it uses `.detach()` and "
-            "`.numpy()`). Keep the NumPy kernel, but wrap it in a second torch.autograd.Function",
+            "`.numpy()`). Compute the gradient with torch operations on ctx.saved_tensors and grad_out",
             id="numpy",
         ),
         pytest.param(SquareNoGrad.apply, square, "backward uses `torch.no_grad()`", id="no_grad"),

@@ -794,8 +794,9 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         uses = f" (it uses {' and '.join(calls)})" if calls else ""
         return (
             f"Likely cause: backward computes with NumPy, which autograd cannot record{uses}. "
-            "Keep the NumPy kernel, but wrap it in a second torch.autograd.Function whose own backward "
-            "gives the kernel's derivative, and call that Function's .apply from backward."
+            "Compute the gradient with torch operations on ctx.saved_tensors and grad_out. Where a NumPy "
+            "kernel must stay, wrap it in a second torch.autograd.Function whose own backward gives the "
+            "kernel's derivative, and call that Function's .apply from backward (lesson 04)."
         )
     if cutting:
         return (
@@ -992,6 +993,9 @@ def _gradient_like(value) -> bool:
 # torch's error for .numpy() on a tensor autograd records.
 _NUMPY_OF_RECORDED = "Can't call numpy() on Tensor that requires grad"
 
+# autograd's error for an output of a Function that is a view changed in place: an input returned as-is.
+_VIEW_CHANGED_IN_PLACE = "is a view and its base or another view of its base has been modified inplace"
+
 # torch's errors, by words of their first sentence, whose later sentences only give, less precisely, the
 # advice of the "Likely cause" line a message adds after them: a graph freed by a first backward, an input
 # returned as the output (whose suggested view hides the mistake), and vmap refusing an in-place change of
@@ -999,7 +1003,8 @@ _NUMPY_OF_RECORDED = "Can't call numpy() on Tensor that requires grad"
 # not returned, a saved tensor changed in place (whose anomaly detection the cause makes needless), a
 # torch.func transform refusing to change a captured tensor in place (whose rewrite advice the cause gives);
 # or advice that points away from the cure: allow_unused=True for a tensor the result was not computed from,
-# .detach().numpy() for .numpy() on a tensor autograd records.
+# .detach().numpy() for .numpy() on a tensor autograd records, cloning the output of a Function whose forward
+# changed its input in place.
 _FIRST_SENTENCE_SAYS_IT = (
     "Trying to backward through the graph a second time",
     "returned as-is as output is being saved for backward",
@@ -1010,6 +1015,7 @@ _FIRST_SENTENCE_SAYS_IT = (
     "marked as dirty during the forward method were not returned",
     "has been modified by an inplace operation",
     "attempted to call in-place operation",
+    _VIEW_CHANGED_IN_PLACE,
 )
 
 
@@ -1558,6 +1564,8 @@ def known_error_hint_for(error: Exception, function) -> str:
         return _backward_again_after_create_graph(function) or _freed_hint(function)
     if _NOT_REQUIRING_GRAD in str(error):
         return _DIFFERENTIATED_WITHOUT_GRAD.format(label=_argument_without_grad(error, function))
+    if _VIEW_CHANGED_IN_PLACE in str(error):
+        return _input_changed_in_place_and_returned(error, _applied_by(function)) or known_error_hint(error)
     if _NO_GRAPH not in str(error):
         return known_error_hint(error)
     used = names_used(function)
@@ -1583,6 +1591,30 @@ def known_error_hint_for(error: Exception, function) -> str:
     if not causes:
         return known_error_hint(error)
     return f"\nLikely cause: what you differentiate has no graph: {'; or '.join(causes)}."
+
+
+def _applied_by(function) -> type | None:
+    """The Function whose `apply` `function` is (`Square.apply`, as a check is given it), or None."""
+    owner = getattr(function, "__self__", None)
+    return owner if isinstance(owner, type) and issubclass(owner, torch.autograd.Function) else None
+
+
+def grad_switched_off_in_backward(error: Exception, function) -> str:
+    """Why autograd found an input it differentiates with respect to not requiring grad, where `function`
+    is a Function's apply whose backward calls requires_grad_: ctx.saved_tensors gives back the input
+    itself, so backward switched off the caller's own tensor. '' otherwise (the general hint, about the
+    caller's code, follows)."""
+    applied = _applied_by(function)
+    if _NOT_REQUIRING_GRAD not in str(error) or applied is None:
+        return ""
+    if "requires_grad_" not in names_used(applied.backward).own:
+        return ""
+    return (
+        "\nLikely cause: backward calls `.requires_grad_()` on a saved tensor. ctx.saved_tensors gives back "
+        "a saved input itself, so this switches off grad on the caller's own tensor, and autograd can no "
+        "longer differentiate with respect to it. Remove the call: backward uses the saved tensors as they "
+        "come."
+    )
 
 
 def _argument_without_grad(error: Exception, function) -> str:
@@ -1746,11 +1778,20 @@ def forward_takes_ctx_beside_setup_context(error: Exception) -> str:
     )
 
 
-def _input_changed_in_place_and_returned(error: Exception) -> str:
-    """Why autograd refused an input returned as forward's output, where forward's code changes a tensor
-    in place by a method (x.tanh_()): that call, named, changed the input and returned it. '' where the
-    Function or such a call is not found (the general hint for the error follows)."""
-    if _RETURNED_AS_IS not in str(error) or (applied := _function_applied(error)) is None:
+def changed_in_place_after_returned(error: Exception) -> bool:
+    """Whether `error` is autograd's refusal of a Function's output that is a view of a tensor changed in
+    place since: an input that forward returned, changed again by a later call."""
+    return _VIEW_CHANGED_IN_PLACE in str(error)
+
+
+def _input_changed_in_place_and_returned(error: Exception, applied: type | None = None) -> str:
+    """Why autograd refused an input returned as forward's output (while saving it, or as a view changed
+    in place when the output's node is asked for), where forward's code changes a tensor in place by a
+    method (x.tanh_()): that call, named, changed the input and returned it. The Function is `applied`,
+    or read off the traceback; '' where it or such a call is not found (the general hint follows)."""
+    if not any(symptom in str(error) for symptom in (_RETURNED_AS_IS, _VIEW_CHANGED_IN_PLACE)):
+        return ""
+    if (applied := applied or _function_applied(error)) is None:
         return ""
     names = names_used(applied.forward).own
     changes = sorted(name for name in names & set(dir(torch.Tensor)) if _changes_in_place_by(name))
@@ -1868,6 +1909,11 @@ _ERROR_HINTS = {
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
         "Build the result as a new tensor (x * y); only a Function meant to work in place returns its "
         "input, marked with ctx.mark_dirty (returning a view of it instead, x.view_as(x), hides the mistake)."
+    ),
+    _VIEW_CHANGED_IN_PLACE: (
+        "\nLikely cause: forward changes one of its inputs in place (x.mul_(y), x *= y) and returns it. "
+        "Build the result as a new tensor (x * y); cloning the output, as torch suggests, still leaves the "
+        "input changed."
     ),
     "a leaf Variable that requires grad has been used in an in-place operation": (
         "\nLikely cause: a tensor that requires grad and has no history (a leaf, such as a test's input) "

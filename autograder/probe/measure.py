@@ -161,21 +161,26 @@ def _called(name: str, function: Callable, args: tuple, where: str = ""):
     try:
         return function(*args), None
     except Exception as error:  # noqa: BLE001 - any error in student code is reported, not raised
-        stub = _stub_that_raised(error)
-        if stub:
-            return None, (
-                f"{stub} is not written yet: calling it raises NotImplementedError. "
-                "Replace the line `raise NotImplementedError(...)` with your code."
-            )
-        if isinstance(error, AnswerRefusedError):
-            # A refusal may name the function itself ("inner_step changed ..."): not twice. It ends as a
-            # sentence, before the line saying what the function was called on.
-            said = str(error) if str(error).startswith(f"{name} ") else f"{name}: {error}"
-            said += "" if said.endswith((".", "?", "!")) else "."
-        else:
-            hint = diagnose.known_error_hint_for(error, function)
-            said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
-        return None, _text(said) + (f"\n  {where}" if where else "")
+        return None, _raised(name, function, error, where)
+
+
+def _raised(name: str, function: Callable, error: Exception, where: str = "") -> str:
+    """The message saying what the student's code raised, as `_called` words it."""
+    stub = _stub_that_raised(error)
+    if stub:
+        return (
+            f"{stub} is not written yet: calling it raises NotImplementedError. "
+            "Replace the line `raise NotImplementedError(...)` with your code."
+        )
+    if isinstance(error, AnswerRefusedError):
+        # A refusal may name the function itself ("inner_step changed ..."): not twice. It ends as a
+        # sentence, before the line saying what the function was called on.
+        said = str(error) if str(error).startswith(f"{name} ") else f"{name}: {error}"
+        said += "" if said.endswith((".", "?", "!")) else "."
+    else:
+        hint = diagnose.known_error_hint_for(error, function)
+        said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
+    return _text(said) + (f"\n  {where}" if where else "")
 
 
 def _stub_that_raised(error: Exception) -> str | None:
@@ -207,7 +212,8 @@ def _measure_function(request: dict, function: Callable) -> dict:
         inputs = _leaves_of(sample["inputs"])
         record: dict = {}
         records.append(record)
-        value, error = _called(f"{name} on {samples.describe(names, inputs)}", function, inputs)
+        called = f"{name} on {samples.describe(names, inputs)}"
+        value, error = _called(called, function, inputs)
         if error:
             record["error"] = error
             break
@@ -215,13 +221,15 @@ def _measure_function(request: dict, function: Callable) -> dict:
         record["outputs"] = [arrays.tree(o) for o in outputs]
         if kind == "forward" or len(outputs) != len(sample["grad_outs"]):
             continue
-        if isinstance(outputs[0], torch.Tensor):
-            record["extras_hint"] = (
-                diagnose.non_differentiable_extras(outputs[0], inputs)
-                or diagnose.ignored_extra_outputs(outputs[0], inputs)
-                or diagnose.wrong_output_term(outputs[0], inputs)
-            )
-            record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)
+        try:
+            _hints_for_the_outputs(record, outputs, inputs, names)
+        except RuntimeError as refused:
+            # The hints apply the Function again: one whose forward changes its input in place and returns
+            # it has changed the first output too, and autograd refuses it. The student's error, told so.
+            if not diagnose.changed_in_place_after_returned(refused):
+                raise
+            record["error"] = _raised(called, function, refused)
+            break
         if kind == "first_derivative":
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
@@ -231,6 +239,17 @@ def _measure_function(request: dict, function: Callable) -> dict:
             _as_outputs(_called(name, function, inputs)[0]), inputs
         )
     return measurement
+
+
+def _hints_for_the_outputs(record: dict, outputs: tuple, inputs, names) -> None:
+    """What the judge adds to a wrong derivative: the Function's extra outputs, and the inputs it saved."""
+    if isinstance(outputs[0], torch.Tensor):
+        record["extras_hint"] = (
+            diagnose.non_differentiable_extras(outputs[0], inputs)
+            or diagnose.ignored_extra_outputs(outputs[0], inputs)
+            or diagnose.wrong_output_term(outputs[0], inputs)
+        )
+        record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)
 
 
 def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
@@ -311,7 +330,9 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
         record["grads2"] = [arrays.tree(g) for g in grads2]
     except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
         record["grads2_error"] = _text(f"{type(error).__name__}: {diagnose.quoted(error)}")
-        record["grads2_hint"] = diagnose.known_error_hint(error)
+        record["grads2_hint"] = diagnose.grad_switched_off_in_backward(
+            error, function
+        ) or diagnose.known_error_hint(error)
 
 
 def _checked(kind: str, function: Callable, inputs, sample) -> tuple[Callable, list[torch.Tensor]]:
@@ -348,7 +369,7 @@ def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> 
         analytic, again = _analytic(checked, arguments)
         numbers = {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
     except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
-        return _failed(error)
+        return _failed(error, function)
     numbers["zeroed"] = _fed(checked, arguments, lambda index: False)
     numbers["undefined"] = _with_undefined_gradients(checked, arguments)
     if batched:
@@ -356,10 +377,11 @@ def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> 
     return numbers
 
 
-def _failed(error: Exception) -> dict:
+def _failed(error: Exception, function: Callable | None = None) -> dict:
     # A helper's finding, met while a check differentiates, is named as the ValueError it is.
     kind = ValueError.__name__ if isinstance(error, AnswerRefusedError) else type(error).__name__
-    return {"error": _text(f"{kind}: {diagnose.quoted(error)}"), "hint": diagnose.known_error_hint(error)}
+    hint = diagnose.grad_switched_off_in_backward(error, function) or diagnose.known_error_hint(error)
+    return {"error": _text(f"{kind}: {diagnose.quoted(error)}"), "hint": hint}
 
 
 def _differentiable(checked: Callable, arguments: list[torch.Tensor]):

@@ -43,6 +43,12 @@ MUTANTS = [
         says="backward uses `torch.no_grad()`",
     ),
     _square(
+        "grad_switched_off_in_backward",
+        {_SQUARE_FIRST, _SQUARE_SECOND},
+        (_SQUARE_BACKWARD, f"x.requires_grad_(False)\n        {_SQUARE_BACKWARD}"),
+        says="backward calls `.requires_grad_()` on a saved tensor",
+    ),
+    _square(
         "item_in_backward",
         {_SQUARE_FIRST, _SQUARE_SECOND},
         (_SQUARE_BACKWARD, f"{_SQUARE_BACKWARD}.item()"),
@@ -55,6 +61,21 @@ MUTANTS = [
         ("(x,) = ctx.saved_tensors\n", ""),
         (_SQUARE_BACKWARD, "return grad_out * ctx.two_x"),
         says="forward kept ctx.two_x as a plain attribute",
+    ),
+    _square(
+        # Forward changes the caller's x in place and returns it: the derivative checks name the call.
+        "input_squared_in_place",
+        {_SQUARE_FIRST, _SQUARE_SECOND},
+        (_SQUARE_FORWARD_RETURN, "return x.pow_(2)"),
+        says="forward calls `.pow_()`, which changes its input in place",
+    ),
+    _square(
+        "computed_tensor_saved",
+        {_SQUARE_SECOND},
+        ("ctx.save_for_backward(x)", "ctx.save_for_backward(2 * x)"),
+        ("(x,) = ctx.saved_tensors\n", "(two_x,) = ctx.saved_tensors\n"),
+        (_SQUARE_BACKWARD, "return grad_out * two_x"),
+        says="forward saved a tensor with no history",
     ),
     _square(
         "cube_with_consistent_derivatives",
@@ -103,6 +124,7 @@ INSTRUCTIONS = {
     "no `.item()`": "item_in_backward",
     "no `.numpy()`": "numpy_in_backward",
     "no `torch.no_grad()`": "no_grad_in_backward",
-    "no tensor that forward computed kept as a `ctx` attribute": "intermediate_kept_on_ctx",
+    "no tensor that forward computed, whether kept as a `ctx` attribute": "intermediate_kept_on_ctx",
+    "whether kept as a `ctx` attribute or saved": "computed_tensor_saved",
     "Keep the input's dtype": "float32_forward",
 }
