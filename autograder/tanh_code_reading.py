@@ -11,10 +11,10 @@ import torch
 
 from autograder.probe.diagnose import (
     COPIES,
+    attributes_keeping,
     copies_it_saves,
     leads_back_to,
     names_used,
-    tensors_in,
     where_it_saves,
 )
 from autograder.probe.refused import AnswerRefusedError
@@ -212,8 +212,7 @@ def refuse_an_output_kept_on_ctx(function: type[torch.autograd.Function], x: tor
     grad_fn, which is ctx, and ctx then holds the output, a reference cycle that only Python's garbage
     collector frees. Read from ctx's attributes, as the tests may themselves keep every tensor made."""
     out = function.apply(x.detach().requires_grad_())
-    attributes = sorted(getattr(out.grad_fn, "__dict__", {}).items())
-    kept = [name for name, value in attributes if any(held is out for held in tensors_in(value))]
+    kept = attributes_keeping(out.grad_fn, [out])
     if kept:
         raise AnswerRefusedError(
             f"setup_context keeps the output on ctx.{kept[0]} (as in ctx.result = output): the output holds "

@@ -124,6 +124,15 @@ def _in_lower_precision(keep: dict, outputs: list) -> bool:
     )
 
 
+_FORWARD_WRONG = "Likely cause: forward itself is wrong (see the forward check); fix it first."
+# Why a backward right in formula misses by rounding: what it computes from is rounded to fewer bits.
+_LOWER_PRECISION = (
+    "Likely cause: forward returns a dtype of lower precision than its input (float32 for float64; see "
+    "the forward check), so every derivative computed through it is rounded to that dtype: keep the input's "
+    "dtype."
+)
+
+
 def _consistent(record: dict) -> bool:
     """Whether the probe's Jacobian by backward agrees with finite differences, as gradcheck decides."""
     jacobians = record.get("gradcheck")
@@ -223,12 +232,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if _forward_is_wrong(keep, outputs):
         if _in_lower_precision(keep, outputs):
             # gradcheck's finite differences need float64: in float32 they fail a right backward too.
-            return (
-                "Likely cause: forward returns a dtype of lower precision than its input (see the forward "
-                "check), so its derivatives are rounded to it too; fix forward first."
-            )
-        first = "Likely cause: forward itself is wrong (see the forward check); fix it first."
-        return f"{first} " + (
+            return _LOWER_PRECISION
+        return f"{_FORWARD_WRONG} " + (
             "Your backward does match your own forward (gradcheck passes), so only forward is off."
             if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
@@ -422,7 +427,8 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 extras_hint = _lost_incoming_gradient(label, record)
             # What the code shows taken out of the graph comes before what the numbers alone suggest.
             hint = (
-                extras_hint
+                (_in_lower_precision(keep, outputs) and _LOWER_PRECISION)
+                or extras_hint
                 or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or hints.missing_factor(
                     w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())

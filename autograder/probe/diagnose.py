@@ -675,6 +675,39 @@ def copies_it_saves(function: type[torch.autograd.Function]) -> list[str]:
     return [text for name, text in COPIES.items() if name in used]
 
 
+def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
+    """The copying calls (COPIES) that forward makes in its return statements and in no call of
+    save_for_backward: forward then returns the copy and saves the tensor itself, which, not being an
+    output, has no history; where forward saves a copy, or makes it on a line of its own, the code does not
+    tell, and nothing is returned."""
+    code = getattr(function.forward, "__code__", None)
+    if code is None:
+        return []
+    instructions = list(dis.get_instructions(code))
+    saves = [
+        instructions[call]
+        for n, instruction in enumerate(instructions)
+        if instruction.opname in {"LOAD_METHOD", "LOAD_ATTR"} and instruction.argval == "save_for_backward"
+        for call in [_call_of(instructions, n)]
+        if call is not None
+    ]
+    returns = [instruction for instruction in instructions if instruction.opname == "RETURN_VALUE"]
+    copied = [i for i in instructions if i.opname in {"LOAD_METHOD", "LOAD_ATTR"} and i.argval in COPIES]
+    if any(_within(copy, save) for copy in copied for save in saves):
+        return []
+    names = {copy.argval for copy in copied if any(_within(copy, end) for end in returns)}
+    return [text for name, text in COPIES.items() if name in names]
+
+
+def _within(inner: dis.Instruction, outer: dis.Instruction) -> bool:
+    """Whether the source inner runs for lies inside the source outer runs for."""
+    i, o = inner.positions, outer.positions
+    return (o.lineno, o.col_offset) <= (i.lineno, i.col_offset) and (i.end_lineno, i.end_col_offset) <= (
+        o.end_lineno,
+        o.end_col_offset,
+    )
+
+
 def attribute_holding(node, tensor: torch.Tensor) -> str | None:
     """The name of the attribute of ctx (`node`, a custom Function's node) that holds `tensor`'s memory
     (ctx.x = x, ctx.result = output.data), where autograd's version check cannot see a change in place."""
@@ -683,6 +716,17 @@ def attribute_holding(node, tensor: torch.Tensor) -> str | None:
         if value.untyped_storage().data_ptr() == held:
             return name
     return None
+
+
+def attributes_keeping(node, tensors: list[torch.Tensor]) -> list[str]:
+    """The names of the attributes of ctx (`node`, a custom Function's node) holding one of `tensors`
+    itself, alone or in a tuple, list or dict: kept so, an output holds its grad_fn, which is ctx, and ctx
+    holds the output, a reference cycle that only Python's garbage collector frees."""
+    return [
+        name
+        for name, value in sorted(getattr(node, "__dict__", {}).items())
+        if any(held is tensor for held in tensors_in(value) for tensor in tensors)
+    ]
 
 
 def _kept_on_ctx(node) -> dict[str, torch.Tensor]:
@@ -725,6 +769,13 @@ def cut_from_graph(output: torch.Tensor) -> str:
         )
     if _saved_without_history(output):
         copies = copies_it_saves(cls)
+        returned = copies_returned(cls) if where == "forward" else []
+        if returned:
+            return (
+                f"Likely cause: forward returns a tensor made with {' and '.join(returned)} in place of a "
+                "tensor it saved, so the saved tensor is no longer an output: forward runs with gradients "
+                "off, and only what it returns gets a history. Return the very tensors you save."
+            )
         if copies:
             return (
                 f"Likely cause: {where} saved a tensor with no history, made with {' and '.join(copies)}, in "
@@ -880,9 +931,9 @@ def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]
     if all(is_zero(g) for g in grads):
         return (
             f"Likely cause: {cls.__name__}.backward ignores the gradients that arrive for its extra outputs "
-            f"(the arguments after the first grad_out). The second backward sends gradient into those "
-            "outputs, so backward must add their contributions to grad_x, even if nobody uses the "
-            "extra outputs directly."
+            "(the arguments after the first grad_out). Gradient reaches those outputs whenever something "
+            "uses them, as this check's random gradients do, and in a second backward even when nothing "
+            "does, so backward must add their contributions to grad_x."
         )
     return None
 
@@ -912,10 +963,11 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
             return None
         fault = _fault(by_backward, by_differences)
         if fault:
+            unused = ", even if nobody uses that output" if index else ""
             return (
                 f"Likely cause: in {cls.__name__}.backward, the term of {names[index]}, the gradient of "
                 f"output {index}, {fault}. backward must add that gradient times the derivative of output "
-                f"{index}, sign included, even if nobody uses that output."
+                f"{index}, sign included{unused}."
             )
     return None
 

@@ -106,13 +106,58 @@ MUTANTS = [
         "returns_detached_extra_outputs",
         {_APPLY_SECOND, _SINH_SECOND},
         (_FORWARD_RETURN, "return (expx - expnegx) / 2, expx.detach(), expnegx.detach()"),
-        says="forward saved a tensor with no history",
+        says="forward returns a tensor made with `.detach()` in place of a tensor it saved",
+    ),
+    _sinh(
+        "returns_cloned_extra_outputs",
+        {_APPLY_SECOND, _SINH_SECOND},
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2, expx.clone(), expnegx.clone()"),
+        says="Return the very tensors you save",
+    ),
+    # The derivatives are right, as the outputs kept are the ones returned, but ctx and the outputs hold
+    # each other.
+    _sinh(
+        "outputs_kept_on_ctx",
+        {_APPLY_SECOND},
+        (_SAVE, "ctx.expx, ctx.expnegx = expx, expnegx"),
+        (_UNPACK, "expx, expnegx = ctx.expx, ctx.expnegx"),
+        says="a reference cycle",
+    ),
+    # Right derivatives, at the cost of the exp calls the exercise saves.
+    _sinh(
+        "saves_x_and_recomputes",
+        {_APPLY_SECOND},
+        (_SAVE, "ctx.save_for_backward(x)"),
+        (_UNPACK, "(x,) = ctx.saved_tensors\n        expx, expnegx = torch.exp(x), torch.exp(-x)"),
+        says="forward saves x (the input) but not expx (output 1) and expnegx (output 2)",
+    ),
+    _sinh(
+        "saves_x_too",
+        {_APPLY_SECOND},
+        (_SAVE, "ctx.save_for_backward(x, expx, expnegx)"),
+        (_UNPACK, "_, expx, expnegx = ctx.saved_tensors"),
+        says="forward saves x (the input), expx (output 1) and expnegx (output 2)",
+    ),
+    _sinh(
+        "saves_only_expx",
+        {_APPLY_SECOND},
+        (_SAVE, "ctx.save_for_backward(expx)"),
+        (_UNPACK, "(expx,) = ctx.saved_tensors\n        expnegx = 1 / expx"),
+        says="but not expnegx (output 2)",
     ),
     _sinh(
         "float32_forward",
         {_APPLY_FORWARD, _SINH_FORWARD},
         (_FORWARD_RETURN, "return ((expx - expnegx) / 2).float(), expx, expnegx"),
         says="keep the input's dtype",
+    ),
+    # Rounded to float32, backward's gradients pass the tolerance of a first derivative through sinh, and
+    # its second derivative misses by rounding alone.
+    _sinh(
+        "float32_throughout_forward",
+        _APPLY_ALL | _SINH_ALL,
+        ("expx = torch.exp(x)", "x = x.float()\n        expx = torch.exp(x)"),
+        says="so every derivative computed through it is rounded to that dtype",
     ),
     _sinh(
         "patches_the_checks",
@@ -128,11 +173,13 @@ MUTANTS = [
     ),
 ]
 
-# Saving the outputs with ctx.save_for_backward is what the exercise recommends, not what the tests
-# require: outputs kept on ctx carry their history (tests/alternatives/saving_intermediates.py).
 INSTRUCTIONS = {
     "return `(expx - expnegx) / 2, expx, expnegx`": "intermediates_saved_not_returned",
-    "the very tensors you saved": "returns_detached_extra_outputs",
+    "the very tensors you saved": "returns_cloned_extra_outputs",
+    "Save `expx` and `expnegx`, the outputs, and nothing else": "saves_x_too",
+    "do not save `x` to compute an exponential again in backward": "saves_x_and_recomputes",
+    "`exp(-x)` as `1 / expx` included": "saves_only_expx",
+    "Do not keep them as `ctx` attributes either": "outputs_kept_on_ctx",
     "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
     "Mind the sign": "wrong_sign_on_exp_neg_x",
     "return only its first output, one tensor": "wrapper_returns_the_tuple",

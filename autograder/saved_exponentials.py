@@ -1,0 +1,68 @@
+"""What lesson 03's exercise asks forward to keep for backward, read from the answer's Function node: exp(x)
+and exp(-x), the very outputs forward returned, saved with ctx.save_for_backward, and nothing else. The
+derivatives alone cannot tell: saving x and calling exp again in backward gives the same values, at the
+cost the lesson is about, and outputs kept as ctx attributes give the same values too, with a reference
+cycle.
+"""
+
+import torch
+
+from autograder.probe.diagnose import attributes_keeping, function_class
+from autograder.probe.refused import AnswerRefusedError
+
+# What each output of Sinh.apply is, by its position, in a message.
+_OUTPUTS = ("sinh(x) (output 0)", "expx (output 1)", "expnegx (output 2)")
+_RULE = (
+    "this exercise asks forward to save expx and expnegx, the outputs it returns, and nothing else, so that "
+    "backward reuses them instead of computing them again: ctx.save_for_backward(expx, expnegx)"
+)
+
+
+def five_points(gen: torch.Generator) -> tuple[torch.Tensor]:
+    """x from -2 to 2 (gen is unused: what forward saves does not depend on x)."""
+    return (torch.linspace(-2, 2, 5, dtype=torch.float64),)
+
+
+def saves_the_exponentials(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """0, once function's node is seen to have saved exactly the outputs exp(x) and exp(-x): a saved
+    output comes back from ctx.saved_tensors with the node as its grad_fn and its position as output_nr.
+    An answer whose outputs are not three tensors made by its own Function is left to the other checks."""
+    x = x.detach().requires_grad_()
+    with torch.enable_grad():
+        outputs = function.apply(x)
+    if not (
+        isinstance(outputs, tuple)
+        and len(outputs) == len(_OUTPUTS)
+        and all(isinstance(out, torch.Tensor) for out in outputs)
+        and function_class(outputs[0]) is not None
+    ):
+        return torch.tensor(0.0, dtype=torch.float64)
+    node = outputs[0].grad_fn
+    kept = attributes_keeping(node, list(outputs))
+    if kept:
+        listed = ", ".join(f"ctx.{name}" for name in kept)
+        raise AnswerRefusedError(
+            f"forward keeps its outputs on {listed} (as in ctx.expx = expx): an output holds its grad_fn, "
+            "which is ctx, and ctx then holds the output, a reference cycle, so the outputs and their graph "
+            "stay in memory after the caller drops them. Save them "
+            "with ctx.save_for_backward(expx, expnegx) and read them from ctx.saved_tensors"
+        )
+    saved = [_what_it_is(tensor, node, x) for tensor in node.saved_tensors]
+    missing = [_OUTPUTS[n] for n in (1, 2) if _OUTPUTS[n] not in saved]
+    others = [what for what in saved if what not in _OUTPUTS[1:]]
+    if missing or others:
+        listed = " and ".join([", ".join(saved[:-1]), saved[-1]] if len(saved) > 1 else saved)
+        said = f"forward saves {listed}" if saved else "forward saves nothing"
+        lacking = f" but not {' and '.join(missing)}" if missing else ""
+        raise AnswerRefusedError(f"{said}{lacking}: {_RULE}")
+    return torch.tensor(0.0, dtype=torch.float64)
+
+
+def _what_it_is(tensor: torch.Tensor, node, x: torch.Tensor) -> str:
+    """What a tensor ctx.saved_tensors gives back is, in words: one of the node's outputs, the input x,
+    or a tensor forward computed and did not return."""
+    if tensor.grad_fn is node:
+        return _OUTPUTS[tensor.output_nr]
+    if tensor is x:
+        return "x (the input)"
+    return "a tensor forward computed and did not return"
