@@ -171,16 +171,22 @@ def _changed_grad_out(names: list[str], keep: dict, record: dict) -> str | None:
     return None
 
 
+def _incoming_name(record: dict) -> str:
+    """What backward's own signature calls its incoming gradient, for messages about that tensor."""
+    return record.get("incoming_name") or "grad_out"
+
+
 def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
     """backward must leave the incoming gradient as autograd gave it: autograd may hand that very tensor
     to other parts of the graph, which would then get a changed one."""
     where = _changed_grad_out(names, keep, record)
     if where is not None:
+        g = _incoming_name(record)
         raise FailedCheckError(
-            f"First derivative: the backward of {name} changes grad_out in place{where}.\n"
-            "Likely cause: grad_out.mul_(...) or grad_out *= ...: autograd may hand that tensor to other "
+            f"First derivative: the backward of {name} changes {g} in place{where}.\n"
+            f"Likely cause: {g}.mul_(...) or {g} *= ...: autograd may hand that tensor to other "
             "parts of the graph, which then get a wrong gradient. Compute grad_x into a new tensor: "
-            "grad_x = grad_out * (...)."
+            f"grad_x = {g} * (...)."
         )
 
 
@@ -193,12 +199,13 @@ def _grad_out_kept_in_double_backward(name: str, names: list[str], keep: dict, r
     where = _changed_grad_out(names, keep, record)
     if where is not None:
         failed = arrays.text(record["backward_error"]).splitlines()[0]
+        g = _incoming_name(record)
         raise FailedCheckError(
-            f"Second derivative: the backward of {name} changes grad_out in place{where}, run as a first "
+            f"Second derivative: the backward of {name} changes {g} in place{where}, run as a first "
             f"backward. With create_graph=True it fails: {failed}\n"
-            "Likely cause: grad_out.mul_(...) or grad_out *= ...: in a double backward grad_out requires "
+            f"Likely cause: {g}.mul_(...) or {g} *= ...: in a double backward {g} requires "
             "grad (gradgradcheck makes it a leaf), and autograd does not change a leaf that requires grad "
-            "in place. Build a new tensor: grad_x = grad_out * (...)."
+            f"in place. Build a new tensor: grad_x = {g} * (...)."
         )
 
 
@@ -246,7 +253,12 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
         and isinstance(got, torch.Tensor)
         and (
             hint := hints.misuses_grad_out(
-                want, got, grad_outs[0], _incoming(names, "the "), _texts(record.get("making_numbers"))
+                want,
+                got,
+                grad_outs[0],
+                _incoming(names, "the "),
+                _texts(record.get("making_numbers")),
+                _incoming_name(record),
             )
         )
     ):
@@ -276,6 +288,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     if all(isinstance(g, torch.Tensor) for g in all_grads[1]) and (
         hint := hints.inputs_swapped(keep.get("at_swapped_inputs"), all_grads[1], names)
     ):
+        return hint
+    if isinstance(got, torch.Tensor) and (hint := hints.not_a_number(want, got)):
         return hint
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 

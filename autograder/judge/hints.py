@@ -13,17 +13,19 @@ def misuses_grad_out(
     grad_out: torch.Tensor,
     incoming: str = "grad_out",
     numbers: Collection[str] = (),
+    parameter: str = "grad_out",
 ) -> str | None:
     """A hint when backward returns the local derivative times the wrong weight: none, forgetting to
     multiply by the incoming gradient, or the incoming gradient summed or averaged to one number, named
-    with the `.item()` that made it a Python number where backward calls it (`numbers`)."""
+    with the `.item()` that made it a Python number where backward calls it (`numbers`). `parameter` is
+    backward's own name for the incoming gradient, which `incoming` may describe in other words."""
     if bool((grad_out.abs() < 1e-3).any()) or got.shape != expected.shape:
         return None
     local = (expected / grad_out).detach()
     if torch.allclose(got.detach(), local, rtol=1e-6, atol=1e-9):
         return (
             f"Likely cause: backward returns the local derivative without multiplying by {incoming} "
-            "(backward's argument after ctx). The chain rule needs grad_x = grad_out * (d out / d x)."
+            f"(backward's argument after ctx). The chain rule needs grad_x = {parameter} * (d out / d x)."
         )
     if grad_out.numel() < 2:
         return None
@@ -237,3 +239,16 @@ def divides_by_zero(
                 f"derivative as out / {name}): write the formula without dividing by {name}."
             )
     return None
+
+
+def not_a_number(expected: torch.Tensor, got: torch.Tensor) -> str | None:
+    """A hint when the first wrong element is nan where a finite one is expected: a power, root or log
+    that torch leaves undefined there, such as a cube root taken as y ** (1 / 3) of a negative y."""
+    index = first_difference(expected, got)
+    if index is None or not bool(torch.isfinite(expected[index])) or not bool(torch.isnan(got[index])):
+        return None
+    return (
+        "Likely cause: backward computes nan where the right value is finite. A fractional power of a "
+        "negative number (y ** (1 / 3) for a cube root), or the sqrt or log of one, is nan in torch: "
+        "write the formula with the tensors it needs directly (save the input if it needs the input)."
+    )

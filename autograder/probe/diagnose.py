@@ -738,6 +738,18 @@ def _kept_on_ctx(node) -> dict[str, torch.Tensor]:
     }
 
 
+def _copies_of_inputs(node) -> list[str]:
+    """The attributes of ctx (`node`) holding a leaf input's memory without being that input: its
+    `.detach()` or `.data`, which share the memory and drop the history."""
+    leaves = [getattr(edge, "variable", None) for edge, _ in node.next_functions]
+    held = {leaf.untyped_storage().data_ptr(): leaf for leaf in leaves if isinstance(leaf, torch.Tensor)}
+    return [
+        name
+        for name, value in _kept_on_ctx(node).items()
+        if (leaf := held.get(value.untyped_storage().data_ptr())) is not None and value is not leaf
+    ]
+
+
 def _why_no_history(copies: list[str], where: str) -> str:
     """Why each copying call (COPIES) in where's code gave a tensor without history: `.detach()` and
     `.data` cut it anywhere; `.clone()` only where autograd does not record, as where a Function saves."""
@@ -758,6 +770,14 @@ def cut_from_graph(output: torch.Tensor) -> str:
         return "Likely cause: the gradient was computed from tensors autograd did not record."
     where = where_it_saves(cls)
     kept = list(_kept_on_ctx(output.grad_fn))
+    if detached := _copies_of_inputs(output.grad_fn):
+        listed = ", ".join(f"ctx.{name}" for name in detached)
+        holds, it = ("holds", "it") if len(detached) == 1 else ("hold", "each")
+        return (
+            f"Likely cause: {listed} {holds} a detached copy of an input (`.detach()` or `.data`): {it} has "
+            "the input's values without its history, so backward's result built from it cannot be "
+            "differentiated again. Keep the input itself, with ctx.save_for_backward."
+        )
     if kept:
         listed = ", ".join(f"ctx.{name}" for name in kept)
         kind = "plain attributes" if len(kept) > 1 else "a plain attribute"

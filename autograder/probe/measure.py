@@ -277,7 +277,21 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
         )
 
 
+def _name_the_incoming_gradient(record, outputs) -> None:
+    """The name backward gives its incoming gradient (grad_out, or grad_grad_x in a Function that is itself
+    a backward): messages about that tensor use the student's own word. A backward taking *grads names
+    none."""
+    cls = diagnose.function_class(outputs[0]) if outputs and isinstance(outputs[0], torch.Tensor) else None
+    try:
+        parameters = list(inspect.signature(cls.backward).parameters.values()) if cls else []
+    except (TypeError, ValueError):
+        return
+    if len(parameters) >= 2 and parameters[1].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        record["incoming_name"] = parameters[1].name
+
+
 def _first_derivative(record, name, names, outputs, inputs, grad_outs) -> None:
+    _name_the_incoming_gradient(record, outputs)
     grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=False)
     # What the incoming gradients hold after backward: the judge compares them with what it sent.
     record["grad_outs_after"] = [arrays.tree(g) for g in grad_outs]
@@ -307,6 +321,7 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
     grads, error = _backward(name, names, outputs, inputs, grad_outs, create_graph=True)
     if error:
         record["backward_error"] = error
+        _name_the_incoming_gradient(record, outputs)
         _grad_outs_after_a_first_backward(record, name, names, function, inputs, sample["grad_outs"])
         return
     record["grads"] = [arrays.tree(g) for g in grads]

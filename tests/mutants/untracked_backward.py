@@ -24,6 +24,9 @@ _BACKWARD_RETURN = f"return {_GRAD_GRAD_OUT}, {_GRAD_X}"
 _KERNEL_CALL = "return through_numpy(cube_backward, grad_out, x)"
 _CUBE_RETURN = "return CubeBackward.apply(grad_out, x)"
 _BACKWARD_SIGNATURE = "    @staticmethod\n    def backward(ctx, grad_grad_x):"
+_SAVE_X = "ctx.save_for_backward(x)\n        return through_numpy(cube_forward, x)"
+_SAVE_Y = "y = through_numpy(cube_forward, x)\n        ctx.save_for_backward(y)\n        return y"
+_LOAD_X = "(x,) = ctx.saved_tensors"
 
 
 _cube_backward = mistakes_in("cubebackward")
@@ -44,6 +47,42 @@ MUTANTS = [
         {_CUBE_FIRST, _CUBE_SECOND},
         (_CUBE_RETURN, "return CubeBackward.apply(x, grad_out)"),
         says="x and grad_out are exchanged",
+    ),
+    _cube(
+        "cube_backward_in_torch",
+        {_CUBE_SECOND},
+        (_CUBE_RETURN, "return grad_out * 3 * x**2"),
+        says="backward must hand the gradient to CubeBackward.apply(grad_out, x)",
+    ),
+    # Lesson 02 saves outputs: the right formula, evaluated at the output.
+    _cube(
+        "passes_the_output_to_cube_backward",
+        {_CUBE_FIRST, _CUBE_SECOND},
+        (_SAVE_X, _SAVE_Y),
+        (_LOAD_X, "(y,) = ctx.saved_tensors"),
+        (_CUBE_RETURN, "return CubeBackward.apply(grad_out, y)"),
+        says="the derivative is evaluated at x**3",
+    ),
+    _cube(
+        "cube_root_of_the_output",
+        {_CUBE_FIRST, _CUBE_SECOND},
+        (_SAVE_X, _SAVE_Y),
+        (_LOAD_X, "(y,) = ctx.saved_tensors"),
+        (_CUBE_RETURN, "return CubeBackward.apply(grad_out, y ** (1 / 3))"),
+        says="backward computes nan where the right value is finite",
+    ),
+    _cube(
+        "keeps_a_detached_input_on_ctx",
+        {_CUBE_SECOND},
+        ("ctx.save_for_backward(x)", "ctx.x = x.detach()"),
+        (_LOAD_X, "x = ctx.x"),
+        says="ctx.x holds a detached copy of an input",
+    ),
+    _cube_backward(
+        "changes_grad_grad_x_in_place",
+        {_BACKWARD_FIRST, _BACKWARD_SECOND},
+        (_BACKWARD_RETURN, f"return grad_grad_x.mul_(3 * x**2), {_GRAD_X}"),
+        says="changes grad_grad_x in place",
     ),
     _cube_backward(
         "drops_the_grad_out_gradient",
@@ -76,7 +115,7 @@ MUTANTS = [
         "ignores_grad_grad_x",
         _DOUBLE_BACKWARD,
         (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x"),
-        says="without multiplying by the gradient fed to backward",
+        says="The chain rule needs grad_x = grad_grad_x * (d out / d x)",
     ),
     # Right values, but a double backward autograd cannot record: Cube's third derivative is lost.
     _cube_backward(
@@ -133,4 +172,5 @@ INSTRUCTIONS = {
     "no `@once_differentiable`": "once_differentiable_double_backward",
     "in the order `CubeBackward.forward` takes them": "apply_arguments_swapped",
     "Calling `cube_backward` here directly is the mistake of section 2": "numpy_kernel_in_cube_backward",
+    "Do not write `grad_out * 3 * x**2` in torch either": "cube_backward_in_torch",
 }

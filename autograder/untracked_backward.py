@@ -1,0 +1,44 @@
+"""What the tests of lesson 04's Cube share: its gradient must come out of CubeBackward's node.
+
+A Cube.backward that computes grad_out * 3x**2 in torch gives the right values and derivatives, so no
+comparison of numbers tells it from one that hands grad_out and x to CubeBackward.apply. The graph of the
+gradient taken with create_graph=True does: only a call to CubeBackward.apply records its node there.
+"""
+
+import torch
+
+from autograder.probe.refused import AnswerRefusedError
+
+# The node autograd records for a call to CubeBackward.apply: the class's name with Backward appended.
+_NODE = "CubeBackwardBackward"
+
+_SIDESTEPPED = (
+    f"Cube's gradient has no {_NODE} node in its graph: backward must hand the gradient to "
+    "CubeBackward.apply(grad_out, x). The same formula written in torch gives the right numbers here, but "
+    "sidesteps the kernel that CubeBackward wraps, which stands for code with no torch version."
+)
+
+
+def gradient_through_cube_backward(cube: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
+    """Cube's gradient at x, taken with create_graph=True, refused if its graph never reaches the node of
+    CubeBackward. A gradient with no graph at all is left to the comparison of derivatives, which names
+    the cut."""
+    out = cube.apply(x)
+    (grad_x,) = torch.autograd.grad(out, x, torch.ones_like(out), create_graph=True)
+    if grad_x.grad_fn is not None and not _reaches(grad_x.grad_fn, _NODE):
+        raise AnswerRefusedError(_SIDESTEPPED)
+    return grad_x
+
+
+def _reaches(node, name: str) -> bool:
+    """Whether `node`, or a node its next_functions lead to, is named `name`."""
+    seen, waiting = set(), [node]
+    while waiting:
+        current = waiting.pop()
+        if current is None or current in seen:
+            continue
+        if current.name() == name:
+            return True
+        seen.add(current)
+        waiting.extend(next_node for next_node, _ in current.next_functions)
+    return False
