@@ -110,12 +110,26 @@ def tanh_differentiated_as_one_minus_tanh(x: torch.Tensor) -> torch.Tensor:
     return torch.tanh(x).detach() + (1 - torch.tanh(x.detach())) * (x - x.detach())
 
 
-# The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out.
+def tanh_differentiated_as_one_plus_tanh_squared(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x), with the first derivative 1 + tanh(x)**2: what a backward returning
+    grad_out * (1 + result**2) gives, the sign of the squared term flipped."""
+    return torch.tanh(x).detach() + (1 + torch.tanh(x.detach()) ** 2) * (x - x.detach())
+
+
+# The tests of TanhInPlace's derivatives name a derivative of tanh with the square left out, or with the
+# wrong sign on its squared term.
 _SQUARE_LEFT_OUT = (
     "backward's derivative is 1 - tanh(x), the square left out: d tanh/dx = 1 - tanh(x)², so with result "
     "holding tanh(x), return grad_out * (1 - result**2)."
 )
-UNSQUARED = {_SQUARE_LEFT_OUT: tanh_differentiated_as_one_minus_tanh}
+_SQUARE_ADDED = (
+    "backward's derivative is 1 + tanh(x)², the wrong sign on the tanh² term: d tanh/dx = 1 - tanh(x)², "
+    "so with result holding tanh(x), return grad_out * (1 - result**2)."
+)
+UNSQUARED = {
+    _SQUARE_LEFT_OUT: tanh_differentiated_as_one_minus_tanh,
+    _SQUARE_ADDED: tanh_differentiated_as_one_plus_tanh_squared,
+}
 
 
 def refuse_a_backward_ignoring_grad_out(function: type[torch.autograd.Function], x: torch.Tensor) -> None:
@@ -282,10 +296,13 @@ def refuse_what_torch_func_cannot_use(function: type[torch.autograd.Function], p
             "would not show it)"
         )
     if not torch.allclose(first, slope):
-        why = (
-            _SQUARE_LEFT_OUT
-            if torch.allclose(first, 1 - torch.tanh(point))
-            else "backward returns grad_out times the wrong derivative"
+        why = next(
+            (
+                cause
+                for cause, slip in UNSQUARED.items()
+                if torch.allclose(first, torch.func.grad(slip)(point))
+            ),
+            "backward returns grad_out times the wrong derivative",
         )
         raise AnswerRefusedError(
             f"{at} is {first.item():g}, not the first derivative 1 - tanh(x)**2 = {slope.item():g}: {why}"

@@ -128,52 +128,117 @@ def exact_gradients(x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor) ->
     return {"grad_x": grad_out * 2 * w * x, "grad_w": grad_out * x**2}
 
 
-def refuse_a_wrong_first_derivative(
+def second_derivatives_given(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """d/dx and d/dw of grad_x, weighted by grad_out, by double backward through function, by name: on x
+    and w through 0, where gradgradcheck's random points do not go, a grad_x special-cased at x == 0 (a
+    constant 0 there) has the wrong derivative."""
+    x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+    (grad_x,) = torch.autograd.grad(function.apply(x, w), x, grad_out, create_graph=True)
+    in_x, in_w = torch.autograd.grad(grad_x.sum(), (x, w), allow_unused=True, materialize_grads=True)
+    return {"d/dx of grad_x": in_x, "d/dw of grad_x": in_w}
+
+
+def exact_second_derivatives(
+    x: torch.Tensor, w: torch.Tensor, grad_out: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """d/dx and d/dw of grad_x = grad_out * 2 * w * x: grad_out * 2 * w and grad_out * 2 * x."""
+    return {"d/dx of grad_x": grad_out * 2 * w, "d/dw of grad_x": grad_out * 2 * x}
+
+
+def _first_derivative_is_right(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
-) -> None:
-    """Refuse a first derivative in x that torch.func's grad already finds wrong: the second derivative
-    cannot be right then, and saying so beats a bare pair of values; the first-derivative test names
-    the slip itself."""
+) -> bool:
+    """Whether torch.func's grad of function in x is 2 * w * x: only then does a first derivative with no
+    path back to x or w mean the silent 0 torch.func makes of a cut graph, not a formula that rightly
+    does not depend on it."""
     first = torch.func.vmap(torch.func.grad(function.apply))(x, w)
-    # A nan or inf is left to the check, whose message names where it comes from (a division by x at 0).
-    if first.shape == x.shape and torch.isfinite(first).all() and not torch.allclose(first, 2 * w * x):
-        raise AnswerRefusedError(
-            f"torch.func's grad of {function.__name__} in x is already wrong (it should be 2 * w * x): the "
-            "first-derivative test names the slip. Fix the first derivative first"
-        )
+    return first.shape == x.shape and torch.allclose(first, 2 * w * x)
 
 
 def torch_func_second_derivative_in_x(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> torch.Tensor:
-    """d²/dx² of function at every element, by torch.func's vmap(grad(grad(...))), once what would make
-    it wrong is named: None returned for x under torch.func's flags, a first derivative already wrong,
-    or one cut from x, which torch.func would turn into a silent 0."""
-    leaf, other = _first_derivative_checked(function, x, w)
-    refuse_a_first_derivative_cut_from_x(function.apply(leaf, other), leaf, function.__name__)
-    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
+    """1.0 once torch.func's vmap(grad(grad(...))) gives, at every element, the d²/dx² torch.autograd's
+    double backward gives through the same Function: a wrong formula is the derivative tests' to name.
+    What makes the two differ is named: None returned for x under torch.func's flags, or a right first
+    derivative cut from x, which torch.func turns into a silent 0."""
+    leaf, other = _leaves_for_torch_func(function, x, w)
+    if _first_derivative_is_right(function, x, w):
+        refuse_a_first_derivative_cut_from_x(function.apply(leaf, other), leaf, function.__name__)
+    by_torch_func = torch.func.vmap(torch.func.grad(torch.func.grad(function.apply)))(x, w)
+    return _agreeing(function, x, w, by_torch_func, in_w=False)
 
 
 def torch_func_mixed_second_derivative(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> torch.Tensor:
-    """d/dw of d/dx of function at every element, by torch.func's
-    vmap(grad(grad(...), argnums=1)), once what would make it wrong is named, as for d²/dx²: there a
-    first derivative in x cut from w (w.detach() in grad_x) is the silent 0."""
-    leaf, other = _first_derivative_checked(function, x, w)
-    refuse_a_first_derivative_in_x_cut_from_w(function.apply(leaf, other), leaf, other, function.__name__)
-    return torch.func.vmap(torch.func.grad(torch.func.grad(function.apply), argnums=1))(x, w)
+    """1.0 once torch.func's vmap(grad(grad(...), argnums=1)) gives the d/dw of d/dx torch.autograd's
+    double backward gives, what would make them differ named as for d²/dx²: there a right first
+    derivative in x cut from w (w.detach() in grad_x) is the silent 0."""
+    leaf, other = _leaves_for_torch_func(function, x, w)
+    if _first_derivative_is_right(function, x, w):
+        refuse_a_first_derivative_in_x_cut_from_w(function.apply(leaf, other), leaf, other, function.__name__)
+    by_torch_func = torch.func.vmap(torch.func.grad(torch.func.grad(function.apply), argnums=1))(x, w)
+    return _agreeing(function, x, w, by_torch_func, in_w=True)
 
 
-def _first_derivative_checked(
+def _leaves_for_torch_func(
     function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Leaves of x and w to differentiate twice through, once a first derivative in x that torch.func
-    cannot use or already finds wrong is refused. Both require grad, so that a w kept as data is not
-    taken for a tensor saved without its history."""
+    cannot use is refused. Both require grad, so that a w kept as data is not taken for a tensor saved
+    without its history."""
     refuse_gradients_out_of_place(function, x, w)
-    refuse_a_wrong_first_derivative(function, x, w)
     return x.detach().requires_grad_(), w.detach().requires_grad_()
+
+
+def _by_autograd(
+    function: type[torch.autograd.Function], x: torch.Tensor, w: torch.Tensor, in_w: bool
+) -> torch.Tensor:
+    """d/dx, or d/dw if in_w, of the first derivative in x, by torch.autograd's double backward through
+    function one element at a time, as vmap runs it, with w requiring grad only when differentiated in,
+    so that backward gets torch.func's flags; 0 where autograd finds no path, as torch.func gives."""
+    seconds = []
+    for x_at, w_at in zip(x.detach().reshape(-1), w.detach().reshape(-1), strict=True):
+        x_at, w_at = x_at.clone().requires_grad_(), w_at.clone().requires_grad_(in_w)
+        (first,) = torch.autograd.grad(function.apply(x_at, w_at), x_at, create_graph=True)
+        other = w_at if in_w else x_at
+        (second,) = torch.autograd.grad(first, other, allow_unused=True, materialize_grads=True)
+        seconds.append(second)
+    return torch.stack(seconds).reshape(x.shape)
+
+
+def _agreeing(
+    function: type[torch.autograd.Function],
+    x: torch.Tensor,
+    w: torch.Tensor,
+    by_torch_func: torch.Tensor,
+    in_w: bool,
+) -> torch.Tensor:
+    """1.0 if torch.func's second derivative is torch.autograd's, nan where it is nan; otherwise the answer
+    is refused with the first element where they differ and, where backward's code shows one, the call that
+    torch.func's transforms treat otherwise than autograd."""
+    by_autograd = _by_autograd(function, x, w, in_w)
+    if by_torch_func.shape == x.shape and torch.allclose(by_torch_func, by_autograd, equal_nan=True):
+        return torch.tensor(1.0, dtype=torch.float64)
+    same = by_torch_func.shape == x.shape
+    at = (
+        int((~torch.isclose(by_torch_func, by_autograd, equal_nan=True)).reshape(-1).nonzero()[0])
+        if same
+        else 0
+    )
+    leaf = x.detach().requires_grad_()
+    hint = diagnose.untracked_in_backward(function.apply(leaf, w.detach()))
+    why = f"\n{hint}" if hint else ""
+    raise AnswerRefusedError(
+        f"torch.func's {'d/dw of d/dx' if in_w else 'd²/dx²'} through {function.__name__} is "
+        f"{by_torch_func.reshape(-1)[at].item():.6g} at x = {x.reshape(-1)[at].item():g}, w = "
+        f"{w.reshape(-1)[at].item():g}, where torch.autograd's double backward through the same backward "
+        f"gives {by_autograd.reshape(-1)[at].item():.6g}: backward computes something torch.func's "
+        f"transforms do not see as autograd does.{why}"
+    )
 
 
 def gradients_returned(
@@ -248,11 +313,11 @@ def gradients_returned(
         # out / x**2 computes it for grad_x.
         w_is_uniform = _multiple_of(w, torch.ones_like(w)) is not None
         candidates = [
-            ("grad_x (grad_out * 2 * w * x)", 0, grad_out * 2 * w * x, not w_is_uniform),
-            ("grad_w (grad_out * x**2)", 1, grad_out * x**2, True),
+            ("the gradient for x", 0, grad_out * 2 * w * x, not w_is_uniform),
+            ("the gradient for w", 1, grad_out * x**2, True),
         ]
         if not w_is_uniform and _multiple_of(grad_out, w) is None:
-            candidates.append(("grad_x's partial derivative (2 * w * x)", 0, 2 * w * x, True))
+            candidates.append(("the partial derivative in x, 2wx, without grad_out", 0, 2 * w * x, True))
         for what, index, value, multiples in candidates:
             if node.needs_input_grad[index]:
                 continue
@@ -263,11 +328,11 @@ def gradients_returned(
                 exact = factor is not None and math.isclose(factor, 1.0, rel_tol=1e-6)
                 if factor is None or (not multiples and not exact):
                     continue
-                times = "" if exact else f"{factor:g} times "
+                times, name = "" if exact else f"{factor:g} times ", "xw"[index]
                 raise AnswerRefusedError(
-                    f"backward computed {times}{what}, then returned None for {'xw'[index]}, as "
-                    f"ctx.needs_input_grad[{index}] says {'xw'[index]} does not require grad: compute a "
-                    "gradient only when its input's flag is True, and skip the work otherwise"
+                    f"backward computed a tensor equal to {times}{what}, then returned None for {name}, as "
+                    f"ctx.needs_input_grad[{index}] says {name} does not require grad: compute a gradient "
+                    "only when its input's flag is True, and skip the work otherwise"
                 )
     return torch.tensor([float(gradient is not None) for gradient in grads], dtype=torch.float64)
 

@@ -871,8 +871,9 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         )
     if cutting:
         return (
-            f"Likely cause: backward uses {', '.join(cutting)}, which takes what it is applied to out of the "
-            "graph. Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
+            f"Likely cause: backward uses {', '.join(cutting)}, which cuts the graph: what backward computes "
+            "with it does not lead back to the saved tensors, so autograd cannot differentiate it again. "
+            "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
     return None
 

@@ -143,7 +143,7 @@ MUTANTS = [
     # visible tests, where out / x**2 is nan.
     _scaled_square(
         "recomputes_w_from_the_output",
-        {_SAVES, _FIRST, _TORCH_FUNC},
+        {_SAVES, _FIRST, _SECOND},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, output)"),
         (_SAVED, "x, out = ctx.saved_tensors\n        w = out / x**2"),
         says=(
@@ -173,16 +173,16 @@ MUTANTS = [
     # x rebuilt from the output is |x|: every gradient through x has the wrong sign where x is negative.
     _scaled_square(
         "recomputes_x_from_the_output",
-        {_FIRST, _SECOND, _TORCH_FUNC, _SAVES},
+        {_FIRST, _SECOND, _SAVES},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(output, w)"),
         (_SAVED, "out, w = ctx.saved_tensors\n        x = torch.sqrt(out / w)"),
         says="backward computes with |x| in place of x",
     ),
     # A special case at x == 0 makes grad_x the constant 0 there, so its derivative in x is 0, not 2w; the
-    # visible torch.func test's x runs through 0.
+    # second-derivative test's x runs through 0. torch.func gives that 0 too, as autograd does.
     _scaled_square(
         "grad_x_special_cased_at_zero",
-        {_TORCH_FUNC},
+        {_SECOND},
         (
             _GRAD_X,
             "grad_x = torch.where(x != 0, grad_out * 2 * w * x, 0.0) if ctx.needs_input_grad[0] else None",
@@ -361,7 +361,7 @@ MUTANTS = [
             "grad_x = grad_out * 2 * w * x\n        grad_x = grad_x if ctx.needs_input_grad[0] else None",
         ),
         # The helper's finding reads as its own words, not as an error the answer raised.
-        says="ScaledSquare: backward computed grad_x (grad_out * 2 * w * x), then returned None for x",
+        says="ScaledSquare: backward computed a tensor equal to the gradient for x, then returned None for x",
     ),
     # Half of grad_x, shared as grad_out * w * x, computed whether x needs a gradient or not.
     _scaled_square(
@@ -371,13 +371,13 @@ MUTANTS = [
             _GRAD_X,
             "shared = grad_out * w * x\n        grad_x = 2 * shared if ctx.needs_input_grad[0] else None",
         ),
-        says="backward computed 0.5 times grad_x (grad_out * 2 * w * x), then returned None for x",
+        says="backward computed a tensor equal to 0.5 times the gradient for x, then returned None for x",
     ),
     _scaled_square(
         "computes_grad_w_then_drops_it",
         {_NEEDS_INPUT_GRAD},
         (_GRAD_W, "grad_w = grad_out * x**2\n        grad_w = grad_w if ctx.needs_input_grad[1] else None"),
-        says="backward computed grad_w (grad_out * x**2), then returned None for w",
+        says="backward computed a tensor equal to the gradient for w, then returned None for w",
     ),
     # grad_out is multiplied only where needed, but both partial derivatives are computed every time.
     _scaled_square(
@@ -388,7 +388,7 @@ MUTANTS = [
             "dx, dw = 2 * w * x, x * x\n        grad_x = grad_out * dx if ctx.needs_input_grad[0] else None",
         ),
         (_GRAD_W, "grad_w = grad_out * dw if ctx.needs_input_grad[1] else None"),
-        says="backward computed grad_x's partial derivative (2 * w * x), then returned None for x",
+        says="backward computed a tensor equal to the partial derivative in x, 2wx, without grad_out, then",
     ),
     # Right wherever both require grad; torch.func's grad differentiates x alone, so grad_x is None there.
     _scaled_square(
@@ -401,27 +401,25 @@ MUTANTS = [
             "it reads the flags swapped, needs_input_grad[1] (w's flag) for x",
         ),
     ),
-    # A slip in a formula costs the tests of values; which gradients backward returns is still right.
+    # A slip in a formula costs the tests of values; which gradients backward returns is still right, and
+    # torch.func gives what torch.autograd gives through it.
     _scaled_square(
         "grad_x_without_the_factor_2",
-        {_FIRST, _SECOND, _TORCH_FUNC},
+        {_FIRST, _SECOND},
         (_GRAD_X, "grad_x = grad_out * w * x if ctx.needs_input_grad[0] else None"),
-        says=(
-            "this derivative is half the right one: a factor 2 left out",
-            "in x is already wrong (it should be 2 * w * x)",
-        ),
+        says="this derivative is half the right one: a factor 2 left out",
     ),
     # forward saved w, so the feedback blames the formula, not the saving.
     _scaled_square(
         "grad_x_without_w",
-        {_FIRST, _SECOND, _TORCH_FUNC},
+        {_FIRST, _SECOND},
         (_GRAD_X, "grad_x = grad_out * 2 * x if ctx.needs_input_grad[0] else None"),
         says="missing the factor w: multiplied by w, it would be right. Forward saved w",
     ),
     # Right wherever x is not 0: the visible tests' x runs through 0, where out / x is nan.
     _scaled_square(
         "grad_x_divides_the_output_by_x",
-        {_FIRST, _TORCH_FUNC},
+        {_FIRST, _SECOND},
         ("ctx.save_for_backward(x, w)", "ctx.save_for_backward(x, w, output)"),
         (_SAVED, "x, w, out = ctx.saved_tensors"),
         (_GRAD_X, _GRAD_X.replace("grad_out * 2 * w * x", "grad_out * 2 * out / x")),
@@ -548,10 +546,11 @@ MUTANTS = [
         ),
         says="changes in place (g += ..., g *= grad_out, g.mul_(grad_out)) a tensor g it",
     ),
-    # Its backward still saves its inputs, so the version check holds: that cell it keeps.
+    # Its backward still saves its inputs, so the version check holds, and torch.func gives what autograd
+    # gives through it: those cells it keeps.
     _scaled_square(
         "patches_the_checks",
-        _ALL - {_SAVES},
+        _ALL - {_SAVES, _TORCH_FUNC},
         ("class ScaledSquare", patch_the_checks("class ScaledSquare")),
         ("return w * x**2", "return w * x**3"),
         (_GRAD_X, "grad_x = grad_out * 3 * w * x**2"),
@@ -697,7 +696,7 @@ MUTANTS = [
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
         says=(
             "the first derivative in x that TanhInPlace's backward returns has no path back to x",
-            "backward uses `.detach()`, which takes what it is applied to out of the graph",
+            "backward uses `.detach()`, which cuts the graph: what backward computes with it does not",
         ),
     ),
     # One factor detached: the first derivative is right, the second keeps half its terms, not 0.
@@ -717,12 +716,18 @@ MUTANTS = [
             "for one input, the tensor itself or a tuple of one",
         ),
     ),
-    # The value is right: only the derivative is not.
+    # The value is right: only the derivative is not, by no slip the feedback knows a cause for.
     _tanh_in_place(
         "tanhinplace_wrong_derivative",
         {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
-        (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
+        (_IN_PLACE_SLOPE, "return grad_out * (1 - 0.5 * result**2)"),
         says="the derivative formula in backward is wrong",
+    ),
+    _tanh_in_place(
+        "tanhinplace_plus_tanh_squared",
+        {_IN_PLACE_DERIVATIVES, _IN_PLACE_TORCH_FUNC},
+        (_IN_PLACE_SLOPE, "return grad_out * (1 + result**2)"),
+        says="backward's derivative is 1 + tanh(x)², the wrong sign on the tanh² term",
     ),
     # No rule changes anything in place: the formula alone is to blame.
     _tanh_in_place(
