@@ -286,7 +286,7 @@ def test_backward_with_create_graph_keeps_the_leaf_alive_until_grad_is_reset(
     assert (leaf() is not None) == kept_alive
 
 
-# PyTorch warns once per process, as section 3.1 says, so a fresh interpreter (about 2 s) is the only place
+# PyTorch warns once per process, as section 2.1 says, so a fresh interpreter (about 2 s) is the only place
 # where the first call is sure to be the first.
 FIRST_AND_SECOND_WARNINGS = """
 import warnings
