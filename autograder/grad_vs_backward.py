@@ -6,6 +6,7 @@ equal to it is named. The test cells import them, so that they show the checks a
 """
 
 from collections.abc import Callable
+from itertools import combinations
 
 import torch
 from torch import nn
@@ -236,6 +237,31 @@ def _only(names: str) -> str:
     )
 
 
+_PARTS = {"y": _y, "g": _g, "h": _h}
+
+
+def _negated(part: Callable) -> Callable:
+    """The part with a minus in front."""
+    return lambda *values: -part(*values)
+
+
+def _with_minus(names: tuple[str, ...]) -> Callable:
+    """Backward of y, g and h added up with a minus in front of the parts `names`."""
+    return _backward_of(*(_negated(part) if name in names else part for name, part in _PARTS.items()))
+
+
+def _subtracted(names: tuple[str, ...]) -> str:
+    """The cause for a minus in front of some of y, g and h (of all three, the wrong-sign hint says it)."""
+    who = "'s and ".join(names)
+    several = len(names) > 1
+    return (
+        f"{who}'s {'gradients are' if several else 'gradient is'} subtracted: "
+        f"{'their parts' if several else 'its part'} of what is added to .grad "
+        f"{'have' if several else 'has'} the wrong sign. The gradients add up, as the gradient of y + g + h: "
+        "add all three."
+    )
+
+
 ACCUMULATE_MISTAKES = {
     _missing("h"): _backward_of(_y, _g),
     _missing("g"): _backward_of(_y, _h),
@@ -261,9 +287,7 @@ ACCUMULATE_MISTAKES = {
     ),
     "g is the gradient with respect to b2, not w2: g = dy/dw2.": _backward_of(_y, _h, _h),
     "h is the gradient with respect to w2, not b2: h = dy/db2.": _backward_of(_y, _g, _g),
-    "g's gradient is subtracted: the gradients add up, as the gradient of y + g + h.": _backward_of(
-        _y, lambda u, hidden, w2, x: -_g(u, hidden, w2, x), _h
-    ),
+    **{_subtracted(names): _with_minus(names) for count in (1, 2) for names in combinations("ygh", count)},
     "y's gradient was counted twice.": _backward_of(_y, _y, _g, _h),
     "g's gradient was counted twice.": _backward_of(_y, _g, _g, _h),
     "h's gradient was counted twice.": _backward_of(_y, _g, _h, _h),

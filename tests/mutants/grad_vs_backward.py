@@ -430,6 +430,19 @@ MUTANTS = [
         (_THREE_BACKWARDS, "(y - g + h).sum().backward()"),
         says="g's gradient is subtracted",
     ),
+    _accumulate(
+        "accumulate_subtracts_g_and_h",
+        (_THREE_BACKWARDS, "(y - g - h).sum().backward()"),
+        says=(
+            "g's and h's gradients are subtracted",
+            "their parts of what is added to .grad have the wrong sign",
+        ),
+    ),
+    _accumulate(
+        "accumulate_subtracts_h",
+        (_THREE_BACKWARDS, "(y + g - h).sum().backward()"),
+        says="h's gradient is subtracted: its part of what is added to .grad has the wrong sign",
+    ),
     # Section 8's f = dy/dl in place of g = dy/dw2.
     _accumulate(
         "accumulate_g_with_respect_to_hidden",
