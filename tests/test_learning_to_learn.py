@@ -252,8 +252,8 @@ def test_a_meta_loss_repeating_its_inner_steps_slip_loses_its_point() -> None:
 
 
 def _is_a_definition(node: ast.stmt) -> bool:
-    """A function, or a constant named in capitals (SHOTS, INNER_LR)."""
-    return isinstance(node, ast.FunctionDef) or (
+    """A function, an import, or a constant named in capitals (SHOTS, INNER_LR)."""
+    return isinstance(node, ast.FunctionDef | ast.ImportFrom) or (
         isinstance(node, ast.Assign)
         and isinstance(node.targets[0], ast.Name)
         and node.targets[0].id.isupper()
@@ -328,19 +328,21 @@ def test_section_8_measures_every_correct_answer_within_the_points_its_text_allo
 def test_section_6_makes_first_order_maml_of_a_meta_loss_that_calls_inner_step_and_stops_one_that_does_not(
     answer,
 ) -> None:
-    """Section 6 builds first-order MAML by handing the student's meta_loss a first-order inner_step; a
-    meta_loss that writes the step itself would stay MAML, so section 6 stops and says why."""
+    """Section 6 builds first-order MAML by handing the student's meta_loss a first-order inner_step, under
+    that name and any other bound to it; a meta_loss that writes the step itself would stay MAML, so
+    section 6 stops and says why."""
     answers = answer.apply(solution_answers(LESSON))
     section = _definitions_with(answers)
     gen = generator(41)
     net, task, lr = tanh_network(gen, (5, 4)), _task(gen), 0.25
-    if "inner_step(" in answers["meta_loss"]:
+    if "inner_step(" in answers["meta_loss"] or "= inner_step" in answers["meta_loss"]:
         first_order = section["first_order_meta_loss"](net, [task], lr)
         got = parameters_to_vector(autograd.grad(first_order, list(net.parameters())))
         torch.testing.assert_close(got, _first_order_meta_gradient(net, task, lr))
     else:
         with pytest.raises(
-            RuntimeError, match="meta_loss never calls inner_step by that name, so first-order MAML here"
+            RuntimeError,
+            match="meta_loss never calls inner_step by that name, so section 6's first-order MAML",
         ):
             section["first_order_meta_loss"](net, [task], lr)
     assert section["inner_step"].__name__ == "inner_step", "the student's inner_step is not restored"
