@@ -1117,6 +1117,27 @@ def test_detached_grad_out_is_named_and_no_second_function_is_blamed():
     assert "Function" not in message.split("Likely cause:")[1]
 
 
+def test_second_derivative_shows_the_random_weight_it_differentiated_with():
+    message = failure(check_second_derivative, SquareDetachingGradOut.apply, lambda x: x**2)
+    assert "as sum(v * grad_x) with a random v (" in message
+    assert "at the first wrong element): expected" in message
+
+
+class SquareInFloat32(Square):
+    """x**2 returned in float32, with the right backward: only gradcheck's finite differences miss."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x**2).float()
+
+
+def test_float32_forward_is_blamed_on_its_dtype_not_on_a_derivative_formula():
+    message = failure(check_first_derivative, SquareInFloat32.apply, lambda x: x**2)
+    assert "forward returns a dtype of lower precision than its input" in message
+    assert "not the derivatives of your forward" not in message
+
+
 class SquareBackwardOfTheCube(Square):
     """x**2 with the cube's derivative, 3 x**2, in backward."""
 

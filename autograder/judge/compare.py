@@ -315,7 +315,11 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
     on = f"{name} on {samples.describe(names, keep['inputs'])}"
     jacobians = record.get("gradcheck")
     crashed = isinstance(jacobians, dict) and "error" in jacobians
-    if _forward_is_wrong(keep, _outputs(name, keep, record)):
+    outputs = _outputs(name, keep, record)
+    if _forward_is_wrong(keep, outputs) and _in_lower_precision(keep, outputs):
+        # Finite differences of a forward rounded to float32 miss a right backward too (lesson 01, section 4).
+        cause = _LOWER_PRECISION
+    elif _forward_is_wrong(keep, outputs):
         cause = (
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
             "derivatives, which are not the derivatives of your forward."
@@ -454,9 +458,13 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                     "that backward calls, is wrong."
                 )
             )
+            # The random weight of the gradient that was differentiated, so that a student can redo it
+            # (left out where an input is itself called v).
+            weight = _fed_there(keep.get("grad_grads", []), w, g) if "v" not in names else ""
+            weighted = f", as sum(v * grad_{names[0]}) with a random v{weight}" if weight else ""
             raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating backward's gradients "
-                f"(taken with create_graph=True) of {at}: {problem}.\n{arrays.text(hint)}"
+                f"(taken with create_graph=True) of {at}{weighted}: {problem}.\n{arrays.text(hint)}"
             )
     _passes_torchs_checks(name, names, expected, measurement, "gradgradcheck", "second derivatives")
 

@@ -120,6 +120,7 @@ def plan_function(
                 variables = (*inputs, *grad_outs)
                 grads2 = torch.autograd.grad(grads, variables, grad_grads, allow_unused=True)
                 sample["grad_grads"] = list(grad_grads)
+                keep["grad_grads"] = [g.detach() for g in grad_grads]
                 keep["grads2"] = [g.detach() for g in _zeros_for_none(grads2, variables)]
         probe.append(sample)
         expected.append(keep)

@@ -65,9 +65,21 @@ MUTANTS = [
     _square(
         # Forward changes the caller's x in place and returns it: the derivative checks name the call.
         "input_squared_in_place",
-        {_SQUARE_FIRST, _SQUARE_SECOND},
+        _SQUARE_ALL,
         (_SQUARE_FORWARD_RETURN, "return x.pow_(2)"),
         says="forward calls `.pow_()`, which changes its input in place",
+    ),
+    _square(
+        "input_multiplied_in_place",
+        _SQUARE_ALL,
+        (_SQUARE_FORWARD_RETURN, "return x.mul_(x)"),
+        says="Square's forward changed its input x in place",
+    ),
+    _square(
+        "grad_out_detached",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "return grad_out.detach() * 2 * x"),
+        says="Second derivative with respect to grad_out is wrong",
     ),
     _square(
         "computed_tensor_saved",
@@ -91,8 +103,9 @@ MUTANTS = [
         says="without multiplying by grad_out",
     ),
     _square(
+        # Right in formula, but gradcheck's finite differences of a float32 forward miss it.
         "float32_forward",
-        {_SQUARE_FORWARD},
+        _SQUARE_ALL,
         (_SQUARE_FORWARD_RETURN, "return (x**2).float()"),
         says="keep the input's dtype",
     ),
@@ -126,5 +139,6 @@ INSTRUCTIONS = {
     "no `torch.no_grad()`": "no_grad_in_backward",
     "no tensor that forward computed, whether kept as a `ctx` attribute": "intermediate_kept_on_ctx",
     "whether kept as a `ctx` attribute or saved": "computed_tensor_saved",
+    "leave `grad_out` attached too": "grad_out_detached",
     "Keep the input's dtype": "float32_forward",
 }
