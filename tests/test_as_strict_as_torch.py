@@ -41,6 +41,10 @@ _OUTPUTS_OF_THE_EXERCISE = (
     "where sinh returns one): torch checks whatever a function returns"
 )
 _FORGED = "replaces torch's gradcheck and allclose with functions that pass anything, and is wrong"
+_SWITCHED_OFF = (
+    "backward switches off requires_grad on the caller's own x: gradgradcheck then differentiates only "
+    "against grad_out, skipping x, and passes; the check differentiates against x as the reference does"
+)
 
 STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("01_saving_inputs", "cube_with_consistent_derivatives"): (
@@ -48,6 +52,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
         _AGAINST_THE_REFERENCE,
     ),
     ("01_saving_inputs", "ignores_grad_out"): (frozenset({"square_second_derivative"}), _FIRST_ALREADY_WRONG),
+    ("01_saving_inputs", "grad_switched_off_in_backward"): (
+        frozenset({"square_second_derivative"}),
+        _SWITCHED_OFF,
+    ),
     ("01_saving_inputs", "patches_the_checks"): (
         frozenset({"square_first_derivative", "square_second_derivative"}),
         _FORGED,
