@@ -879,8 +879,12 @@ def test_builtin_reference_is_refused_with_a_hint_for_the_instructor():
 
 def test_input_called_grad_out_is_not_confused_with_the_gradient_fed_to_backward():
     message = failure(check_second_derivative, ProductDetached.apply, lambda grad_out, x: grad_out * x)
-    # grad_grad_out = grad * x rightly does not depend on grad_out: only grad_x is named.
-    assert "grad_x computed with create_graph=True does not depend on grad_out" in message
+    # grad_grad_out = grad * x rightly does not depend on grad_out: only the gradient for x is named, and not
+    # as grad_x, which in such a Function, another's backward, commonly names its output.
+    assert (
+        "the gradient its backward returns for x, taken with create_graph=True, does not depend on grad_out"
+        in message
+    )
 
 
 def test_wrong_forward_with_consistent_backward_fails_second_derivative_as_already_wrong():

@@ -176,17 +176,27 @@ def _incoming_name(record: dict) -> str:
     return record.get("incoming_name") or "grad_out"
 
 
+def _wraps_a_backward(names: list[str]) -> bool:
+    """Whether the Function's first input is named grad_out: it is then another Function's backward, whose
+    output is commonly called grad_x, a name messages must not give the gradients its own backward returns."""
+    return names[:1] == ["grad_out"]
+
+
 def _grad_out_kept(name: str, names: list[str], keep: dict, record: dict) -> None:
     """backward must leave the incoming gradient as autograd gave it: autograd may hand that very tensor
     to other parts of the graph, which would then get a changed one."""
     where = _changed_grad_out(names, keep, record)
     if where is not None:
         g = _incoming_name(record)
+        new = (
+            f"each gradient backward returns into a new tensor: {g} * (...)"
+            if _wraps_a_backward(names)
+            else f"grad_x into a new tensor: grad_x = {g} * (...)"
+        )
         raise FailedCheckError(
             f"First derivative: the backward of {name} changes {g} in place{where}.\n"
             f"Likely cause: {g}.mul_(...) or {g} *= ...: autograd may hand that tensor to other "
-            "parts of the graph, which then get a wrong gradient. Compute grad_x into a new tensor: "
-            f"grad_x = {g} * (...)."
+            f"parts of the graph, which then get a wrong gradient. Compute {new}."
         )
 
 
@@ -205,7 +215,7 @@ def _grad_out_kept_in_double_backward(name: str, names: list[str], keep: dict, r
             f"backward. With create_graph=True it fails: {failed}\n"
             f"Likely cause: {g}.mul_(...) or {g} *= ...: in a double backward {g} requires "
             "grad (gradgradcheck makes it a leaf), and autograd does not change a leaf that requires grad "
-            f"in place. Build a new tensor: grad_x = {g} * (...)."
+            f"in place. Build a new tensor: {'' if _wraps_a_backward(names) else 'grad_x = '}{g} * (...)."
         )
 
 
@@ -345,15 +355,21 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
     )
 
 
-def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> str:
-    """`symptom` ("require grad", "depend on x") is said of the gradients of `names` together: what was
-    measured is their weighted sum (of those that should depend on x, for "depend on x")."""
+def _cut_message(where: str, cut: list[str], names: list[str], symptom: str, record: dict) -> str:
+    """`symptom` ("require grad", "depend on x") is said of the gradients of `cut`, of the inputs `names`,
+    together: what was measured is their weighted sum (of those that should depend on x, for "depend on
+    x")."""
     cause = (
         record.get("cut_hint")
         or "Likely cause: the gradient was computed from tensors autograd did not record."
     )
-    gradients = " and ".join(f"grad_{name}" for name in names)
-    does, it = ("does", "it") if len(names) == 1 else ("do", "them")
+    if _wraps_a_backward(names):
+        plural = "s" if len(cut) > 1 else ""
+        returned = f"the gradient{plural} its backward returns for {' and '.join(cut)}"
+        gradients = f"{returned}, taken with create_graph=True,"
+    else:
+        gradients = " and ".join(f"grad_{name}" for name in cut) + " computed with create_graph=True"
+    does, it = ("does", "it") if len(cut) == 1 else ("do", "them")
     on = symptom.removeprefix("depend on ")
     lost = (
         f"finds no derivative of {it} with respect to {on}"
@@ -362,7 +378,7 @@ def _cut_message(where: str, names: list[str], symptom: str, record: dict) -> st
     )
     return (
         f"Second derivative: the gradient is cut off from the graph. For {where}, "
-        f"{gradients} computed with create_graph=True {does} not {symptom}, so autograd {lost} "
+        f"{gradients} {does} not {symptom}, so autograd {lost} "
         f"(gradgradcheck would fail).\n{arrays.text(cause)}"
     )
 
@@ -386,6 +402,19 @@ def _lost_incoming_gradient(label: str, record: dict) -> str:
             "incoming gradient it was given too, not None or zero."
         )
     return f"{lost}: backward must compute its result from {label} with torch operations autograd records."
+
+
+def _wrong_in_called(called: list[str] | None) -> str | None:
+    """Where to look when backward's values are right but their derivative is not, and backward calls other
+    Functions: their backward is what autograd differentiates it through. None when it calls none."""
+    if not called:
+        return None
+    backwards = " or ".join(f"{name}.backward" for name in called)
+    return (
+        f"Likely cause: backward's values are right but their derivative is not, and backward calls "
+        f"{', '.join(called)}: {backwards} returns a wrong gradient for one of its inputs. See the checks "
+        f"of {' and '.join(called)} itself."
+    )
 
 
 # Why a second derivative is wrong but not 0 where backward takes part of its work out of the graph.
@@ -414,7 +443,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
         inputs = keep["inputs"]
         at = f"{name} on {samples.describe(names, inputs)}"
         if not any(g["requires_grad"] is True for g in record["grads"]):
-            raise FailedCheckError(_cut_message(at, names, "require grad", record))
+            raise FailedCheckError(_cut_message(at, names, names, "require grad", record))
         if "grads2_error" in record:
             hint = record.get("grads2_hint") or (
                 "\nLikely cause: the backward of a Function that backward calls returns the wrong "
@@ -440,7 +469,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             zero = isinstance(g, torch.Tensor) and is_zero(g)
             if label in names and zero and not extras_hint:
                 cut = _depending_on(label, names, keep)
-                raise FailedCheckError(_cut_message(at, cut, f"depend on {label}", record))
+                raise FailedCheckError(_cut_message(at, cut, names, f"depend on {label}", record))
             if label not in names and zero and not extras_hint:
                 extras_hint = _lost_incoming_gradient(label, record)
             # What the code shows taken out of the graph comes before what the numbers alone suggest.
@@ -452,6 +481,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                     w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
                 )
                 or record.get("computed_on_ctx_hint")
+                or _wrong_in_called(record.get("called_functions"))
                 or (
                     "Likely cause: backward's values are right but their derivative is not: a term that "
                     "vanishes at first order (an extra output's gradient), or the backward of a Function "

@@ -863,11 +863,20 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         method = "numpy" in used.own and "numpy" not in used.loaded_by_name
         calls = [*cutting, "`.numpy()`"] if method else cutting
         uses = f" (it uses {' and '.join(calls)})" if calls else ""
+        wrap = (
+            "wrap it in a second torch.autograd.Function whose own backward gives the kernel's derivative, "
+            "and call that Function's .apply from backward (lesson 04)."
+        )
+        if not _numpy_in_own_code(cls.backward) and not _wraps_a_backward(cls):
+            return (
+                f"Likely cause: backward calls a NumPy kernel, which autograd cannot record{uses}: {wrap} "
+                "Rewrite it with torch operations on ctx.saved_tensors and grad_out only if its formula has "
+                "a torch version and the exercise allows it."
+            )
         return (
             f"Likely cause: backward computes with NumPy, which autograd cannot record{uses}. "
             "Compute the gradient with torch operations on ctx.saved_tensors and grad_out. Where a NumPy "
-            "kernel must stay, wrap it in a second torch.autograd.Function whose own backward gives the "
-            "kernel's derivative, and call that Function's .apply from backward (lesson 04)."
+            f"kernel must stay, {wrap}"
         )
     if cutting:
         return (
@@ -876,6 +885,27 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
             "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
     return None
+
+
+def _wraps_a_backward(cls) -> bool:
+    """Whether the Function's first input is named grad_out: it is then itself another Function's backward,
+    the wrapper lesson 04 builds, whose own backward is written in torch rather than wrapped again."""
+    try:
+        parameters = [name for name in inspect.signature(cls.forward).parameters if name != "ctx"]
+    except (TypeError, ValueError):  # a forward inspect cannot read says nothing either way
+        return False
+    return parameters[:1] == ["grad_out"]
+
+
+def _numpy_in_own_code(function) -> bool:
+    """Whether `function`'s own code, not a function it calls, names NumPy: NumPy reached only through a
+    call is a kernel, code to wrap rather than rewrite in torch."""
+    names = function.__code__.co_names
+    modules = [function.__globals__.get(name) for name in names]
+    return "numpy" in names or any(
+        isinstance(module, types.ModuleType) and module.__name__.split(".")[0] == "numpy"
+        for module in modules
+    )
 
 
 def saved_inputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...], names: list[str]) -> list[str]:

@@ -40,7 +40,7 @@ MUTANTS = [
         "numpy_kernel_in_cube_backward",
         {_CUBE_SECOND},
         (_CUBE_RETURN, _KERNEL_CALL),
-        says="backward computes with NumPy",
+        says=("backward calls a NumPy kernel", "wrap it in a second torch.autograd.Function"),
     ),
     _cube(
         "apply_arguments_swapped",
