@@ -244,6 +244,15 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
     _passes_torchs_checks(name, names, expected, measurement, "gradcheck", "first derivatives")
 
 
+# An output's version moved during backward: whatever term is off, the in-place change is the cause.
+_CHANGES_OUTPUTS = (
+    "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and "
+    "that tensor is one of the Function's outputs, the very tensor the caller holds: the output changes "
+    "with it, and whatever reads it afterwards, later in this backward or in the next evaluation, sees the "
+    "changed value. Compute into a new tensor instead (saved + other, not saved.add_(other))."
+)
+
+
 def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
     """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
     if _forward_is_wrong(keep, outputs):
@@ -255,6 +264,8 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
             if _consistent(record)
             else "Your backward does not match your own forward either (gradcheck fails)."
         )
+    if record.get("changes_outputs") is True:
+        return _CHANGES_OUTPUTS
     if cause := _known_mistake(keep, all_grads[1]):
         return cause
     grad_outs = keep["grad_outs"]
@@ -335,11 +346,7 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
             "derivatives, which are not the derivatives of your forward."
         )
     elif record.get("changes_outputs") is True:
-        cause = (
-            "Likely cause: backward changes a tensor in place (e.g. result.mul_(grad_out)), and that "
-            "tensor is the Function's output, so the next evaluation sees a changed value. Compute the "
-            "gradient into a new tensor."
-        )
+        cause = _CHANGES_OUTPUTS
     elif crashed:
         raise FailedCheckError(
             f"{checker} fails for {on}: differentiating one output element at a time, as {checker} does, "

@@ -961,6 +961,31 @@ def non_differentiable_extras(output: torch.Tensor, inputs: tuple[torch.Tensor, 
     )
 
 
+# Default autograd turns an undefined incoming gradient into zeros before backward sees it: only a
+# Function that does not materialize its gradients can meet None there.
+COMPUTED_WITH_NONE = (
+    "\nLikely cause: backward computes with an incoming gradient that is None: after "
+    "ctx.set_materialize_grads(False), autograd passes None, not zeros, for the gradient of an output nobody "
+    "used. Check for None first: a term whose gradient is None is zero, so leave it out, and return None "
+    "for what depends on None gradients alone."
+)
+
+
+def none_met_unmaterialized(error: Exception, output) -> str:
+    """COMPUTED_WITH_NONE where backward failed on a None operand and the Function behind `output` calls
+    ctx.set_materialize_grads (to turn it off: on is the default), or ''. A None from elsewhere, such as an
+    unfilled .grad, keeps the general hints."""
+    if not (isinstance(error, TypeError | AttributeError) and "NoneType" in str(error)):
+        return ""
+    cls = function_class(output) if isinstance(output, torch.Tensor) else None
+    if cls is None:
+        return ""
+    rules = (cls.forward, getattr(cls, "setup_context", None))
+    if any("set_materialize_grads" in names_used(rule).everywhere for rule in rules if rule is not None):
+        return COMPUTED_WITH_NONE
+    return ""
+
+
 def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
     """A hint when the Function behind `output` returns extra outputs whose gradients backward drops."""
     cls = function_class(output)

@@ -234,7 +234,9 @@ def _measure_function(request: dict, function: Callable) -> dict:
             _first_derivative(record, name, names, outputs, inputs, sample["grad_outs"])
         else:
             _second_derivative(record, name, names, function, outputs, inputs, sample)
-        record["gradcheck"] = _gradcheck(kind, function, inputs, sample, request.get("batched") is True)
+        record["gradcheck"] = _gradcheck(
+            kind, function, inputs, sample, request.get("batched") is True, outputs[0]
+        )
         record["changes_outputs"] = diagnose.changes_outputs_in_backward(
             _as_outputs(_called(name, function, inputs)[0]), inputs
         )
@@ -273,7 +275,8 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
             return None, f"The backward of {name} is not written yet: it raises NotImplementedError."
         return None, _text(
             f"The backward of {name} on {samples.describe(names, inputs)} raised {type(error).__name__}: "
-            f"{diagnose.quoted(error)}{diagnose.known_error_hint(error)}"
+            f"{diagnose.quoted(error)}"
+            f"{diagnose.none_met_unmaterialized(error, pairs[0][0]) or diagnose.known_error_hint(error)}"
         )
 
 
@@ -345,9 +348,11 @@ def _second_derivative(record, name, names, function, outputs, inputs, sample) -
         record["grads2"] = [arrays.tree(g) for g in grads2]
     except Exception as error:  # noqa: BLE001 - an error in the student's double backward is reported
         record["grads2_error"] = _text(f"{type(error).__name__}: {diagnose.quoted(error)}")
-        record["grads2_hint"] = diagnose.grad_switched_off_in_backward(
-            error, function
-        ) or diagnose.known_error_hint(error)
+        record["grads2_hint"] = (
+            diagnose.grad_switched_off_in_backward(error, function)
+            or diagnose.none_met_unmaterialized(error, outputs[0])
+            or diagnose.known_error_hint(error)
+        )
 
 
 def _checked(kind: str, function: Callable, inputs, sample) -> tuple[Callable, list[torch.Tensor]]:
@@ -374,17 +379,19 @@ def _checked(kind: str, function: Callable, inputs, sample) -> tuple[Callable, l
     return checked, [t.detach() for t in inputs] + list(sample["grad_outs"])
 
 
-def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool) -> dict:
+def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool, output) -> dict:
     """What gradcheck (first derivative) or gradgradcheck (second) looks at, with their defaults, as
     numbers: the Jacobians by backward and by finite differences, then what backward gives for incoming
     gradients that are zero, and that are undefined (None); with `batched`, what it gives for a batch
-    of incoming gradients under vmap (their check_batched_grad)."""
+    of incoming gradients under vmap (their check_batched_grad). `output`, function's first output,
+    names the Function behind it in a hint."""
     checked, arguments = _checked(kind, function, inputs, sample)
     try:
         analytic, again = _analytic(checked, arguments)
         numbers = {"analytic": analytic, "again": again, "numeric": _numeric(checked, arguments)}
     except Exception as error:  # noqa: BLE001 - a crash inside the student's code fails the comparison
-        return _failed(error, function)
+        failed = _failed(error, function)
+        return failed | {"hint": failed["hint"] or diagnose.none_met_unmaterialized(error, output)}
     numbers["zeroed"] = _fed(checked, arguments, lambda index: False)
     numbers["undefined"] = _with_undefined_gradients(checked, arguments)
     if batched:
@@ -423,20 +430,11 @@ def _fed(checked: Callable, arguments: list[torch.Tensor], undefined: Callable[[
     except Exception as error:  # noqa: BLE001 - backward's own error is the finding
         failed = _failed(error)
         if isinstance(error, TypeError | AttributeError) and "NoneType" in str(error) and not failed["hint"]:
-            failed["hint"] = _text(_COMPUTED_WITH_NONE)
+            failed["hint"] = _text(diagnose.COMPUTED_WITH_NONE)
         if outputs and all(undefined(index) for index in range(len(outputs))):
             return failed | {"returned": diagnose.returned_for_missing_gradients(outputs)}
         return failed
     return {"grads": [arrays.tree(g) for g in grads]}
-
-
-# Default autograd turns an undefined incoming gradient into zeros before backward sees it: only a
-# Function that does not materialize its gradients can meet None there.
-_COMPUTED_WITH_NONE = (
-    "\nLikely cause: backward computes with an incoming gradient that is None: after "
-    "ctx.set_materialize_grads(False), autograd passes None, not zeros, for the gradient of an output nobody "
-    "used. Check for None first, and return None for what depends on it alone."
-)
 
 
 def _with_undefined_gradients(checked: Callable, arguments: list[torch.Tensor]) -> list[dict]:

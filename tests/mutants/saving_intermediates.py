@@ -43,6 +43,22 @@ MUTANTS = [
         ),
         says="backward returns a number (such as 0) where a gradient belongs",
     ),
+    # Unmaterialized gradients met with no check for None: the extra outputs' terms multiply None.
+    _sinh(
+        "unmaterialized_gradients_used_as_tensors",
+        _APPLY_ALL - {_APPLY_FORWARD} | _SINH_ALL - {_SINH_FORWARD},
+        (_SAVE, f"ctx.set_materialize_grads(False)\n        {_SAVE}"),
+        says="a term whose gradient is None is zero",
+    ),
+    # The cosh term computed into the saved expx: the caller's output 1 changes, and so do the terms
+    # read after it.
+    _sinh(
+        "changes_a_saved_output_in_place_in_backward",
+        _APPLY_ALL - {_APPLY_FORWARD} | _SINH_ALL - {_SINH_FORWARD},
+        (_UNPACK, f"{_UNPACK}\n        cosh = expx.add_(expnegx).div_(2)"),
+        (_COSH_TERM, "grad_out * cosh"),
+        says="that tensor is one of the Function's outputs, the very tensor the caller holds",
+    ),
     # SinhBad: intermediates kept as ctx attributes, one output; the wrapper returns that output.
     _sinh(
         "intermediates_on_ctx",
@@ -174,15 +190,15 @@ MUTANTS = [
 ]
 
 INSTRUCTIONS = {
-    "return `(expx - expnegx) / 2, expx, expnegx`": "intermediates_saved_not_returned",
+    "returns three tensors, in this order": "intermediates_saved_not_returned",
     "the very tensors you saved": "returns_cloned_extra_outputs",
     "Save `expx` and `expnegx`, the outputs, and nothing else": "saves_x_too",
     "do not save `x` to compute an exponential again in backward": "saves_x_and_recomputes",
-    "`exp(-x)` as `1 / expx` included": "saves_only_expx",
+    "do not save `expx` alone to rebuild `exp(-x)` from it in backward": "saves_only_expx",
     "Do not keep them as `ctx` attributes either": "outputs_kept_on_ctx",
     "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
     "Mind the sign": "wrong_sign_on_exp_neg_x",
-    "return only its first output, one tensor": "wrapper_returns_the_tuple",
+    "returns only its first output, one tensor": "wrapper_returns_the_tuple",
     "`torch.sinh` would get every value right": "wrapper_calls_torch_sinh",
     "Do not detach anything": "detaches_saved_tensors_in_backward",
     "keep the input's dtype": "float32_forward",
