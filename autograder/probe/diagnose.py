@@ -675,11 +675,17 @@ def copies_it_saves(function: type[torch.autograd.Function]) -> list[str]:
     return [text for name, text in COPIES.items() if name in used]
 
 
+# Calls whose result, returned in place of the tensor forward saved, leaves that tensor no output: the
+# copies, and view_as, whose view shares its memory but is a tensor of its own. Not .view() or .reshape(),
+# with which a forward often returns a new result in its input's shape.
+_RETURNED_IN_ITS_PLACE = COPIES | {"view_as": "`.view_as()`"}
+
+
 def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
-    """The copying calls (COPIES) that forward makes in its return statements and in no call of
-    save_for_backward: forward then returns the copy and saves the tensor itself, which, not being an
-    output, has no history; where forward saves a copy, or makes it on a line of its own, the code does not
-    tell, and nothing is returned."""
+    """The copying or viewing calls (_RETURNED_IN_ITS_PLACE) that forward makes in its return statements
+    and in no call of save_for_backward: forward then returns the copy or view and saves the tensor itself,
+    which, not being an output, has no history; where forward saves a copy, or makes it on a line of its
+    own, the code does not tell, and nothing is returned."""
     code = getattr(function.forward, "__code__", None)
     if code is None:
         return []
@@ -692,11 +698,15 @@ def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
         if call is not None
     ]
     returns = [instruction for instruction in instructions if instruction.opname == "RETURN_VALUE"]
-    copied = [i for i in instructions if i.opname in {"LOAD_METHOD", "LOAD_ATTR"} and i.argval in COPIES]
+    copied = [
+        i
+        for i in instructions
+        if i.opname in {"LOAD_METHOD", "LOAD_ATTR"} and i.argval in _RETURNED_IN_ITS_PLACE
+    ]
     if any(_within(copy, save) for copy in copied for save in saves):
         return []
     names = {copy.argval for copy in copied if any(_within(copy, end) for end in returns)}
-    return [text for name, text in COPIES.items() if name in names]
+    return [text for name, text in _RETURNED_IN_ITS_PLACE.items() if name in names]
 
 
 def _within(inner: dis.Instruction, outer: dis.Instruction) -> bool:

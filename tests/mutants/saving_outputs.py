@@ -62,7 +62,17 @@ MUTANTS = [
         "clone_of_saved_output_returned",
         {_EXP_FORWARD, _EXP_SECOND},
         (_EXP_FORWARD_RETURN, "return result.clone()\n"),
-        says="result saved while result.clone() is returned",
+        says="returns a tensor made from it with `.clone()`",
+    ),
+    # A view shares the saved result's memory, but it is a tensor of its own, and it gets Exp's node.
+    _exp(
+        "view_of_saved_output_returned",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_EXP_FORWARD_RETURN, "return result.view_as(result)\n"),
+        says=(
+            "returns a tensor made from it with `.view_as()`",
+            "forward returns a tensor made with `.view_as()` in place of a tensor it saved",
+        ),
     ),
     # Right values, but the caller's x is overwritten with exp(x).
     _exp(
@@ -142,6 +152,6 @@ INSTRUCTIONS = {
     "or the saved result in place": "output_changed_in_place_in_backward",
     "do not keep the result as a `ctx` attribute": "output_kept_on_ctx",
     "do not save a copy of it": "copy_of_output_saved",
-    "or return a copy of it": "clone_of_saved_output_returned",
+    "or return a copy or view of it": "view_of_saved_output_returned",
     "not `x.exp_()`, which would overwrite the caller's `x`": "input_changed_in_place_in_forward",
 }
