@@ -731,7 +731,7 @@ def attribute_holding(node, tensor: torch.Tensor) -> str | None:
 def attributes_keeping(node, tensors: list[torch.Tensor]) -> list[str]:
     """The names of the attributes of ctx (`node`, a custom Function's node) holding one of `tensors`
     itself, alone or in a tuple, list or dict: kept so, an output holds its grad_fn, which is ctx, and ctx
-    holds the output, a reference cycle that only Python's garbage collector frees."""
+    holds the output, a reference cycle that outlives the caller's last reference to it."""
     return [
         name
         for name, value in sorted(getattr(node, "__dict__", {}).items())
