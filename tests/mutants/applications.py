@@ -425,6 +425,16 @@ MUTANTS = [
         (_LOSS_SLOPE, "f(x).backward(create_graph=True)\n    slope = x.grad\n    x.grad = None"),
         says="the result includes the value x.grad held before the call",
     ),
+    # Saving x.grad and putting it back hides the .backward() from x, not from the leaves f holds.
+    _loss(
+        "loss_backward_then_restores_x_grad",
+        (
+            _LOSS_SLOPE,
+            "before = x.grad\n    x.grad = None\n    f(x).backward(create_graph=True)\n"
+            "    slope = x.grad\n    x.grad = before",
+        ),
+        says="filled f.w.grad, which should stay None",
+    ),
     # hvp's and gradient_penalty's copy, here cutting the loss off from the parameter being optimized.
     _loss(
         "loss_differentiates_a_copy_of_x",
@@ -565,6 +575,7 @@ INSTRUCTIONS = {
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
+    "not even one whose `x.grad` you save and put back": "loss_backward_then_restores_x_grad",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
     "forward as in section 2": "hvp_by_forward_difference",
     "section 2 or central: it is only approximate": "hvp_by_finite_difference",
