@@ -806,6 +806,13 @@ def cut_from_graph(output: torch.Tensor) -> str:
                 "tensor it saved, so the saved tensor is no longer an output: forward runs with gradients "
                 "off, and only what it returns gets a history. Return the very tensors you save."
             )
+        if where == "forward" and _view_of_saved(output):
+            return (
+                "Likely cause: forward returns a view of a tensor it saved (made with `.reshape()` or "
+                "`.view()`, say) in place of that tensor, so the saved tensor is no longer an output: "
+                "forward runs with gradients off, and only what it returns gets a history. Return the very "
+                "tensors you save."
+            )
         if copies:
             return (
                 f"Likely cause: {where} saved a tensor with no history, made with {' and '.join(copies)}, in "
@@ -814,9 +821,10 @@ def cut_from_graph(output: torch.Tensor) -> str:
             )
         return (
             f"Likely cause: {where} saved a tensor with no history: an intermediate it computed ({where} "
-            "records nothing), or a tensor's .data, .detach() or .clone() in place of the tensor itself. "
-            "Save the inputs and outputs themselves; return an intermediate as an extra output and save "
-            "that very tensor."
+            "records nothing), a tensor's .data, .detach() or .clone() in place of the tensor itself, or a "
+            "tensor forward did not return because it returned a new one made from it (`y * 1`, say). Save "
+            "the inputs and outputs themselves and return the very tensors you save; return an intermediate "
+            "as an extra output and save that very tensor."
         )
     return untracked_in_backward(output) or (
         "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
@@ -931,6 +939,15 @@ def saved_inputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...], names: 
         kept = []
     kept += [value for value in vars(node).values() if isinstance(value, torch.Tensor)]
     return [name for name, x in zip(names, inputs, strict=True) if any(t is x for t in kept)]
+
+
+def _view_of_saved(output: torch.Tensor) -> bool:
+    """True when the output is a view sharing the memory of a tensor its Function saved without history:
+    forward saved a tensor and returned a view of it (`.reshape()`, `.view()`), which alone got the node."""
+    held = output.untyped_storage().data_ptr()
+    return output._base is not None and any(
+        not t.requires_grad and t.untyped_storage().data_ptr() == held for t in output.grad_fn.saved_tensors
+    )
 
 
 def _saved_without_history(output: torch.Tensor) -> bool:

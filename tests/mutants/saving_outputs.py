@@ -74,6 +74,27 @@ MUTANTS = [
             "forward returns a tensor made with `.view_as()` in place of a tensor it saved",
         ),
     ),
+    # .reshape() of a tensor in its own shape is a view: the view gets Exp's node, the saved result none.
+    _exp(
+        "reshaped_saved_output_returned",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_EXP_FORWARD_RETURN, "return result.reshape(x.shape)\n"),
+        says=("returns a view of it", "forward returns a view of a tensor it saved"),
+    ),
+    # A new tensor made from the saved result looks, by its values, like a second exp saved instead.
+    _exp(
+        "product_with_saved_output_returned",
+        {_EXP_FORWARD, _EXP_SECOND},
+        (_EXP_FORWARD_RETURN, "return result * 1\n"),
+        says=("returned a new tensor made from the saved one", "a tensor forward did not return"),
+    ),
+    # The derivative checks unpack a 1-tuple; the forward test asks for the tensor itself.
+    _exp(
+        "output_returned_in_a_tuple",
+        {_EXP_FORWARD},
+        (_EXP_FORWARD_RETURN, "return (result,)\n"),
+        says="Exp.apply(x) returned a tuple",
+    ),
     # Right values, but the caller's x is overwritten with exp(x).
     _exp(
         "input_changed_in_place_in_forward",
