@@ -2,12 +2,12 @@
 and exp(-x), the very outputs forward returned, saved with ctx.save_for_backward, and nothing else. The
 derivatives alone cannot tell: saving x and calling exp again in backward gives the same values, at the
 cost the lesson is about, and outputs kept as ctx attributes give the same values too, with a reference
-cycle.
+cycle. Any other tensor kept as a ctx attribute, x above all, lets backward compute exp again unseen.
 """
 
 import torch
 
-from autograder.probe.diagnose import attributes_keeping, function_class
+from autograder.probe.diagnose import _kept_on_ctx, attributes_keeping, function_class
 from autograder.probe.refused import AnswerRefusedError
 
 # What each output of Sinh.apply is, by its position, in a message.
@@ -46,6 +46,12 @@ def saves_the_exponentials(function: type[torch.autograd.Function], x: torch.Ten
             "which is ctx, and ctx then holds the output, a reference cycle, so the outputs and their graph "
             "stay in memory after the caller drops them. Save them "
             "with ctx.save_for_backward(expx, expnegx) and read them from ctx.saved_tensors"
+        )
+    if kept := sorted(set(_kept_on_ctx(node)) | set(attributes_keeping(node, [x]))):
+        listed = ", ".join(f"ctx.{name}" for name in kept)
+        raise AnswerRefusedError(
+            f"forward keeps a tensor on {listed} (as in ctx.x = x), from which backward can compute exp "
+            f"again: {_RULE}. Keep no tensor as a ctx attribute"
         )
     saved = [_what_it_is(tensor, node, x) for tensor in node.saved_tensors]
     missing = [_OUTPUTS[n] for n in (1, 2) if _OUTPUTS[n] not in saved]

@@ -482,6 +482,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
             # What the code shows taken out of the graph comes before what the numbers alone suggest.
             hint = (
                 (_in_lower_precision(keep, outputs) and _LOWER_PRECISION)
+                or (_forward_is_wrong(keep, outputs) and _FORWARD_WRONG)
                 or extras_hint
                 or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or hints.missing_factor(

@@ -1013,8 +1013,12 @@ def none_met_unmaterialized(error: Exception, output) -> str:
     return ""
 
 
-def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
-    """A hint when the Function behind `output` returns extra outputs whose gradients backward drops."""
+def ignored_extra_outputs(
+    output: torch.Tensor, inputs: tuple[torch.Tensor, ...], returned: int
+) -> str | None:
+    """A hint when the Function behind `output` returns extra outputs whose gradients backward drops.
+    `returned` counts the outputs the function under test returned: fewer than the Function's, as from a
+    wrapper, and the check's random gradients never reach the extra ones."""
     cls = function_class(output)
     if cls is None:
         return None
@@ -1032,11 +1036,12 @@ def ignored_extra_outputs(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]
     except Exception:  # noqa: BLE001 - as above
         return None
     if all(is_zero(g) for g in grads):
+        as_here = ", as this check's random gradients do" if returned == len(outputs) else ""
         return (
             f"Likely cause: {cls.__name__}.backward ignores the gradients that arrive for its extra outputs "
             "(the arguments after the first grad_out). Gradient reaches those outputs whenever something "
-            "uses them, as this check's random gradients do, and in a second backward even when nothing "
-            "does, so backward must add their contributions to grad_x."
+            f"uses them{as_here}, and in a second backward even when nothing does, so backward must add "
+            "their contributions to grad_x."
         )
     return None
 
@@ -1065,6 +1070,12 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
         except Exception:  # noqa: BLE001 - as above
             return None
         fault = _fault(by_backward, by_differences)
+        if fault and _right_with_saved_reversed(cls, inputs, outputs):
+            return (
+                f"Likely cause: {cls.__name__}.backward reads the two tensors forward saved in the other "
+                "order: with them swapped, every term of backward is right. Unpack ctx.saved_tensors in the "
+                "order you passed them to ctx.save_for_backward."
+            )
         if fault:
             unused = ", even if nobody uses that output" if index else ""
             return (
@@ -1073,6 +1084,32 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
                 f"{index}, sign included{unused}."
             )
     return None
+
+
+def _right_with_saved_reversed(cls: type, inputs: tuple[torch.Tensor, ...], outputs: tuple) -> bool:
+    """Whether backward, handed the two tensors forward saved in the other order, gets every output's term
+    right: then the order it unpacks them in is the slip, not a formula."""
+    try:
+        if len(outputs[0].grad_fn.saved_tensors) != 2:
+            return False
+        terms = [_term_and_differences(cls, inputs, index, swapped=True) for index in range(len(outputs))]
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return False
+    return all(_fault(*term) is None for term in terms)
+
+
+class _SavedReversed:
+    """A Function's node, as backward reads it as ctx, whose saved_tensors come back in reverse order."""
+
+    def __init__(self, node) -> None:
+        self._node = node
+
+    def __getattr__(self, name: str):
+        return getattr(self._node, name)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return self._node.saved_tensors[::-1]
 
 
 def _fresh(inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
@@ -1090,15 +1127,25 @@ def _incoming_names(cls: type, count: int) -> list[str]:
     return [f"grad_outputs[{index}]" for index in range(count)]
 
 
-def _term_and_differences(cls: type, inputs: tuple[torch.Tensor, ...], index: int) -> tuple[float, float]:
+def _term_and_differences(
+    cls: type, inputs: tuple[torch.Tensor, ...], index: int, swapped: bool = False
+) -> tuple[float, float]:
     """Output `index`'s term of backward, and central differences of that output, both weighted and
-    along a direction drawn from a fixed seed, so that one number compares each."""
+    along a direction drawn from a fixed seed, so that one number compares each. With `swapped`, backward
+    is called directly, reading its two saved tensors in the other order."""
     gen = torch.Generator().manual_seed(0)
     directions = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in inputs]
     leaves = _fresh(inputs)
-    out = cls.apply(*leaves)[index]
+    outputs = cls.apply(*leaves)
+    out = outputs[index]
     weights = torch.randn(out.shape, generator=gen, dtype=out.dtype)
-    grads = torch.autograd.grad(out, leaves, weights, allow_unused=True)
+    if swapped:
+        fed = [weights if n == index else torch.zeros_like(o) for n, o in enumerate(outputs)]
+        with torch.no_grad():
+            grads = cls.backward(_SavedReversed(out.grad_fn), *fed)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+    else:
+        grads = torch.autograd.grad(out, leaves, weights, allow_unused=True)
     by_backward = sum(float((g * d).sum()) for g, d in zip(grads, directions, strict=True) if g is not None)
     with torch.no_grad():
         ahead, behind = (

@@ -248,7 +248,7 @@ def _hints_for_the_outputs(record: dict, outputs: tuple, inputs, names) -> None:
     if isinstance(outputs[0], torch.Tensor):
         record["extras_hint"] = (
             diagnose.non_differentiable_extras(outputs[0], inputs)
-            or diagnose.ignored_extra_outputs(outputs[0], inputs)
+            or diagnose.ignored_extra_outputs(outputs[0], inputs, len(outputs))
             or diagnose.wrong_output_term(outputs[0], inputs)
         )
         record["saved"] = diagnose.saved_inputs(outputs[0], inputs, names)

@@ -148,6 +148,26 @@ MUTANTS = [
         says="forward saves x (the input) but not expx (output 1) and expnegx (output 2)",
     ),
     _sinh(
+        "keeps_x_on_ctx_and_recomputes",
+        {_APPLY_SECOND},
+        (_SAVE, f"{_SAVE}\n        ctx.x = x"),
+        (_UNPACK, "expx, expnegx = torch.exp(ctx.x), torch.exp(-ctx.x)"),
+        says="from which backward can compute exp again",
+    ),
+    _sinh(
+        "unpacks_the_saved_in_the_other_order",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_SAVE, "ctx.save_for_backward(expnegx, expx)"),
+        says="reads the two tensors forward saved in the other order",
+    ),
+    # The second-derivative check names forward too, as the cells before it do, not a term of backward.
+    _sinh(
+        "returns_the_exponentials_swapped",
+        _APPLY_ALL,
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2, expnegx, expx"),
+        says="forward itself is wrong (see the forward check); fix it first",
+    ),
+    _sinh(
         "saves_x_too",
         {_APPLY_SECOND},
         (_SAVE, "ctx.save_for_backward(x, expx, expnegx)"),
@@ -196,6 +216,7 @@ INSTRUCTIONS = {
     "do not save `x` to compute an exponential again in backward": "saves_x_and_recomputes",
     "do not save `expx` alone to rebuild `exp(-x)` from it in backward": "saves_only_expx",
     "Do not keep them as `ctx` attributes either": "outputs_kept_on_ctx",
+    "Do not keep `x` or any other tensor as a `ctx` attribute": "keeps_x_on_ctx_and_recomputes",
     "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
     "Mind the sign": "wrong_sign_on_exp_neg_x",
     "returns only its first output, one tensor": "wrapper_returns_the_tuple",
