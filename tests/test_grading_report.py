@@ -15,8 +15,8 @@ INPUTS, OUTPUTS = "01_saving_inputs", "02_saving_outputs"
 FORWARD, DOUBLE, EXP = "square_forward", "square_double_backward", "exp_saves_output"
 
 DETACH_CAUSE = (
-    "Likely cause: backward uses `.detach()`, which cuts the graph: what backward computes with it does not "
-    "lead back to the saved tensors, so autograd cannot differentiate it again."
+    "Likely cause: backward uses `.detach()`, which cuts the graph: what backward computes from the cut "
+    "tensor has no path back to it, so autograd cannot differentiate it again."
 )
 
 
@@ -198,8 +198,8 @@ def test_reason_class_prefers_the_likely_cause_over_the_symptom():
 def test_reason_class_keeps_different_causes_apart():
     numpy = "Likely cause: backward computes with NumPy, which autograd cannot record. Keep the kernel."
     data = (
-        "Likely cause: backward uses `.data`, which cuts the graph: what backward computes with it does not "
-        "lead back to the saved tensors, so autograd cannot differentiate it again."
+        "Likely cause: backward uses `.data`, which cuts the graph: what backward computes from the cut "
+        "tensor has no path back to it, so autograd cannot differentiate it again."
     )
     causes = {reason_class(cut_off("Square", "(3,)", cause)) for cause in (DETACH_CAUSE, numpy, data)}
     assert len(causes) == 3

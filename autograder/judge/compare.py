@@ -124,13 +124,32 @@ def _in_lower_precision(keep: dict, outputs: list) -> bool:
     )
 
 
+def _backward_in_lower_precision(keep: dict, record: dict) -> bool:
+    """Whether backward returned, for some input, a floating dtype of fewer bits than that input's (the
+    probe reads it before autograd casts it back); backward may return trailing Nones past the inputs."""
+    return any(
+        isinstance(x, torch.Tensor)
+        and x.dtype.is_floating_point
+        and isinstance(bits, int)
+        and bits < torch.finfo(x.dtype).bits
+        for x, bits in zip(keep["inputs"], record.get("backward_bits") or [], strict=False)
+    )
+
+
 _FORWARD_WRONG = "Likely cause: forward itself is wrong (see the forward check); fix it first."
-# Why a backward right in formula misses by rounding: what it computes from is rounded to fewer bits.
-_LOWER_PRECISION = (
-    "Likely cause: forward returns a dtype of lower precision than its input (float32 for float64; see "
-    "the forward check), so every derivative computed through it is rounded to that dtype: keep the input's "
-    "dtype."
-)
+
+
+def _lower_precision(returning: str, see: str = "") -> str:
+    """Why a backward right in formula misses by rounding: what `returning` gives is rounded to fewer bits."""
+    return (
+        f"Likely cause: {returning} returns a dtype of lower precision than its input (float32 for "
+        f"float64{see}), so every derivative computed through it is rounded to that dtype: keep the "
+        "input's dtype."
+    )
+
+
+_LOWER_PRECISION = _lower_precision("forward", "; see the forward check")
+_BACKWARD_LOWER_PRECISION = _lower_precision("backward")
 
 
 def _consistent(record: dict) -> bool:
@@ -345,6 +364,8 @@ def _agrees_with_finite_differences(name, names, keep, record, checker: str, wha
             "Likely cause: forward is wrong (see the forward check). backward gives the reference's "
             "derivatives, which are not the derivatives of your forward."
         )
+    elif _backward_in_lower_precision(keep, record):
+        cause = _BACKWARD_LOWER_PRECISION
     elif record.get("changes_outputs") is True:
         cause = _CHANGES_OUTPUTS
     elif crashed:
@@ -402,7 +423,10 @@ def _lost_incoming_gradient(label: str, record: dict) -> str:
     and graph show: a call that leaves the graph, or a second Function it calls."""
     lost = f"Likely cause: the gradient with respect to {label} is lost"
     if untracked := record.get("untracked_hint"):
-        return f"{lost}: {untracked.removeprefix('Likely cause: ')}"
+        return (
+            f"{lost}: keep {label} attached, since gradgradcheck differentiates backward in {label} too. "
+            f"{untracked.removeprefix('Likely cause: ')}"
+        )
     if called := record.get("called_functions"):
         return (
             f"{lost}. backward calls {', '.join(called)}, whose backward must return a gradient for the "

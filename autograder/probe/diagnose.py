@@ -899,7 +899,7 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     if cutting:
         return (
             f"Likely cause: backward uses {', '.join(cutting)}, which cuts the graph: what backward computes "
-            "with it does not lead back to the saved tensors, so autograd cannot differentiate it again. "
+            "from the cut tensor has no path back to it, so autograd cannot differentiate it again. "
             "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
         )
     return None
@@ -968,6 +968,30 @@ def changes_outputs_in_backward(outputs: tuple, inputs: tuple[torch.Tensor, ...]
     except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
         return False
     return any(t._version != v for t, v in zip(tensors, versions, strict=True))
+
+
+def backward_float_bits(output) -> list | None:
+    """The bits of the floating dtypes of what the custom Function behind `output` returns from backward
+    (None for anything else), read before autograd casts each gradient to its input's dtype: a float32
+    gradient of a float64 input arrives as float64, right to float32 rounding, while the derivatives taken
+    through it are rounded. None where `output` is not a custom Function's single output, or its backward
+    raises."""
+    node = output.grad_fn if isinstance(output, torch.Tensor) else None
+    if not isinstance(node, torch.autograd.function.BackwardCFunction):
+        return None
+    try:
+        with torch.no_grad():
+            result = node.apply(torch.ones_like(output))
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return None
+    return [
+        torch.finfo(r.dtype).bits if isinstance(r, torch.Tensor) and r.dtype.is_floating_point else None
+        for r in _as_tuple(result)
+    ]
+
+
+def _as_tuple(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
 
 
 def non_differentiable_extras(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:

@@ -240,6 +240,10 @@ def _measure_function(request: dict, function: Callable) -> dict:
         record["changes_outputs"] = diagnose.changes_outputs_in_backward(
             _as_outputs(_called(name, function, inputs)[0]), inputs
         )
+        # On outputs of their own: changes_outputs_in_backward's backward frees what the Function saved.
+        record["backward_bits"] = diagnose.backward_float_bits(
+            _as_outputs(_called(name, function, inputs)[0])[0]
+        )
     return measurement
 
 

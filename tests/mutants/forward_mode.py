@@ -422,7 +422,7 @@ MUTANTS = [
         "backward_detaches_grad_out",
         {_FIRST, _SECOND},
         (_BACKWARD, "return grad_out.detach() * (1 - result**2)"),
-        says="the gradient with respect to grad_out is lost: backward uses `.detach()`",
+        says="the gradient with respect to grad_out is lost: keep grad_out attached",
     ),
     # setup_context runs with grad disabled: the clone has no history, so only reverse over forward sees it.
     _tanh(

@@ -110,6 +110,13 @@ MUTANTS = [
         says="keep the input's dtype",
     ),
     _square(
+        # The engine casts the first derivative back to float64; the second is taken through float32.
+        "float32_backward",
+        {_SQUARE_SECOND},
+        (_SQUARE_BACKWARD, f"return ({_SQUARE_BACKWARD.removeprefix('return ')}).float()"),
+        says="backward returns a dtype of lower precision than its input",
+    ),
+    _square(
         "patches_the_checks",
         _SQUARE_ALL,
         ("class Square", patch_the_checks("class Square")),
@@ -137,7 +144,7 @@ INSTRUCTIONS = {
     "no `.item()`": "item_in_backward",
     "no `.numpy()`": "numpy_in_backward",
     "no `torch.no_grad()`": "no_grad_in_backward",
-    "no tensor that forward computed, whether kept as a `ctx` attribute": "intermediate_kept_on_ctx",
+    "no intermediate that forward computed": "intermediate_kept_on_ctx",
     "whether kept as a `ctx` attribute or saved": "computed_tensor_saved",
     "leave `grad_out` attached too": "grad_out_detached",
     "Keep the input's dtype": "float32_forward",
