@@ -1042,6 +1042,12 @@ def test_gradient_missing_a_factor_names_the_factor(function, reference, check, 
     assert "Likely cause: this derivative is missing the factor grad_out: multiplied by grad_out" in message
 
 
+def test_a_factor_missing_through_a_called_function_is_blamed_on_its_backward():
+    message = failure(check_second_derivative, cube_through(ScaledCubeForgetsGradOut), lambda x: x**3)
+    assert "ScaledCubeForgetsGradOut.backward, which leaves grad_out out" in message
+    assert "must be saved" not in message
+
+
 class ScaledSquareForgetsW(Function):
     """w * x**2, saving both inputs, whose grad_x leaves out the factor w it has at hand."""
 

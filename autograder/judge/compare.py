@@ -510,7 +510,11 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 or extras_hint
                 or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or hints.missing_factor(
-                    w, g, dict(zip(labels, variables, strict=True)), record.get("saved", ())
+                    w,
+                    g,
+                    dict(zip(labels, variables, strict=True)),
+                    record.get("saved", ()),
+                    record.get("called_functions") or (),
                 )
                 or record.get("computed_on_ctx_hint")
                 or _wrong_in_called(record.get("called_functions"))

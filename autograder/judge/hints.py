@@ -139,11 +139,17 @@ def sign_lost(expected: torch.Tensor, got: torch.Tensor, inputs: dict[str, torch
 
 
 def missing_factor(
-    expected: torch.Tensor, got: torch.Tensor, factors: dict[str, torch.Tensor], saved: Collection[str] = ()
+    expected: torch.Tensor,
+    got: torch.Tensor,
+    factors: dict[str, torch.Tensor],
+    saved: Collection[str] = (),
+    called: Collection[str] = (),
 ) -> str | None:
     """A hint when a derivative is the right one divided by one of the named tensors: a factor left out
     of its formula, typically one that forward did not save (`6 * x` for `6 * grad_out * x`). A factor
-    in `saved`, which backward had, is only named: the slip is in the formula."""
+    in `saved`, which backward had, is only named: the slip is in the formula. Where backward's values
+    are right and it calls the Functions `called`, autograd differentiates it through their backward,
+    which is where the factor was left out."""
     for name, factor in factors.items():
         if factor.shape != got.shape or got.shape != expected.shape:
             continue
@@ -152,11 +158,16 @@ def missing_factor(
         if bool(((magnitude - 1).abs() < 1e-3).any()) or bool((magnitude < 1e-3).any()):
             continue
         if torch.allclose((got * factor).detach(), expected.detach(), rtol=1e-6, atol=1e-9):
-            why = (
-                f"Forward saved {name}, so backward has it: put it back in this formula."
-                if name in saved
-                else "A tensor that backward needs must be saved by forward (ctx.save_for_backward)."
-            )
+            if called:
+                why = (
+                    f"backward calls {' and '.join(called)}, and autograd takes this derivative from "
+                    f"{' or '.join(f'{function}.backward' for function in called)}, which leaves {name} out "
+                    f"of a gradient it returns. See the checks of {' and '.join(called)} itself."
+                )
+            elif name in saved:
+                why = f"Forward saved {name}, so backward has it: put it back in this formula."
+            else:
+                why = "A tensor that backward needs must be saved by forward (ctx.save_for_backward)."
             return (
                 f"Likely cause: this derivative is missing the factor {name}: multiplied by {name}, it "
                 f"would be right. {why}"

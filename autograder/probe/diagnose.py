@@ -1261,6 +1261,7 @@ def known_error_hint(error: Exception) -> str:
         forward_takes_ctx_beside_setup_context(error)
         or _input_changed_in_place_and_returned(error)
         or _saved_tensors_miscounted(error)
+        or _saved_tensors_not_unpacked(error)
         or _saves_counted_differently(error)
         or _leaf_changed_in_place_elsewhere(error)
         or _changed_in_place_under_vmap(error)
@@ -1505,6 +1506,31 @@ def _saved_tensors_miscounted(error: Exception) -> str:
         "more: each call replaces the one before. Save every tensor backward needs in one call, "
         "ctx.save_for_backward(first, second), and unpack them in that order."
     )
+
+
+def _saved_tensors_not_unpacked(error: Exception) -> str:
+    """Why a tuple went where a tensor was expected: a frame on the traceback stores ctx.saved_tensors
+    whole in one name (`x = ctx.saved_tensors`), which holds a tuple even when one tensor was saved. The
+    error is often raised further in, by code the student did not write (a kernel wrapper), so every frame
+    is read, not only the innermost."""
+    if not isinstance(error, (AttributeError, TypeError)) or "tuple" not in str(error):
+        return ""
+    entry = error.__traceback__
+    while entry is not None:
+        instructions = dis.get_instructions(entry.tb_frame.f_code)
+        for loaded, stored in itertools.pairwise(instructions):
+            if loaded.argval == "saved_tensors" and stored.opname in _STORES:
+                name = stored.argval
+                return (
+                    f"\nLikely cause: `{name} = ctx.saved_tensors` keeps the whole tuple, even when one "
+                    f"tensor was saved: unpack it, `({name},) = ctx.saved_tensors`."
+                )
+        entry = entry.tb_next
+    return ""
+
+
+# The instructions that store a value in one name, unpacking nothing.
+_STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME")
 
 
 # The call that saves each rule's tensors, and each rule's other rule, by the names of the rules.

@@ -72,6 +72,12 @@ MUTANTS = [
         says="backward computes nan where the right value is finite",
     ),
     _cube(
+        "saved_tensors_not_unpacked",
+        {_CUBE_FIRST, _CUBE_SECOND},
+        (_LOAD_X, "x = ctx.saved_tensors"),
+        says="unpack it, `(x,) = ctx.saved_tensors`",
+    ),
+    _cube(
         "keeps_a_detached_input_on_ctx",
         {_CUBE_SECOND},
         ("ctx.save_for_backward(x)", "ctx.x = x.detach()"),
@@ -108,7 +114,8 @@ MUTANTS = [
         (_SAVE_BOTH, "ctx.save_for_backward(x)"),
         (_LOAD_BOTH, "(x,) = ctx.saved_tensors"),
         (_GRAD_X, "grad_grad_x * 6 * x"),
-        says="missing the factor grad_out",
+        # Cube's cell, whose backward is right, sends the student to CubeBackward's checks.
+        says=("missing the factor grad_out", "CubeBackward.backward, which leaves grad_out out"),
     ),
     _cube_backward("wrong_factor_3_for_6", _DOUBLE_BACKWARD, (_GRAD_X, "grad_grad_x * grad_out * 3 * x")),
     _cube_backward(
