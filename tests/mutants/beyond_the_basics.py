@@ -696,7 +696,7 @@ MUTANTS = [
         ("return grad_out * (1 - result**2)", "return grad_out * (1 - result.detach() ** 2)"),
         says=(
             "the first derivative in x that TanhInPlace's backward returns has no path back to x",
-            "backward uses `.detach()`, which cuts the graph: what backward computes with it does not",
+            "backward uses `.detach()`, which cuts the graph: what backward computes from the cut tensor",
         ),
     ),
     # One factor detached: the first derivative is right, the second keeps half its terms, not 0.
