@@ -252,7 +252,8 @@ def read_submission(path: Path) -> nbformat.NotebookNode:
         notebook = nbformat.reads(data.decode("utf-8-sig", errors="replace"), as_version=4)
         return writable_text(notebook)
     except Exception as error:  # noqa: BLE001 - JSON and format errors are all the same to a student
-        raise ValueError(f"not a readable notebook: {type(error).__name__}: {error}") from None
+        # Fitted like a check's message: a parser's error quotes the file, and report.html shows it.
+        raise ValueError(fitted(f"not a readable notebook: {type(error).__name__}: {error}")) from None
 
 
 def writable_text(value):
