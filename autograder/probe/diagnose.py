@@ -2225,6 +2225,11 @@ _ERROR_HINTS = {
         "\nLikely cause: the input is marked dirty (ctx.mark_dirty), but forward returns another tensor, "
         "a new one or an alias (x.data, x.detach()). Change the input itself in place and return it."
     ),
+    "returned an invalid number of forward gradients": (
+        "\nLikely cause: jvp returns a count of tangents other than its forward's outputs, such as a tuple "
+        "with an extra item (return tangent, None). Return one tangent per output of forward, in order: for "
+        "one output, the tangent itself."
+    ),
     "returned an incorrect number of gradients": (
         "\nLikely cause: the backward the error names returns a count of gradients other than its "
         f"forward's inputs. {_ONE_GRADIENT_PER_INPUT}."

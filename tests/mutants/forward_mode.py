@@ -186,6 +186,13 @@ MUTANTS = [
         (_JVP, "return x_t * result"),
         says=("jvp multiplies by the output itself, exp's rule", "so H·v is off too"),
     ),
+    # One tangent and a None, as if forward had two outputs: torch counts the tangents and refuses them.
+    _tanh(
+        "jvp_returns_an_extra_item",
+        _EVERY_FORWARD_MODE,
+        (_JVP, "return x_t * (1 - result**2), None"),
+        says="jvp returns a count of tangents other than its forward's outputs",
+    ),
     _tanh(
         "jvp_forgets_return",
         _EVERY_FORWARD_MODE,
