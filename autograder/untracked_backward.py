@@ -1,4 +1,4 @@
-"""What the tests of lesson 04's Cube share: its gradient must come out of CubeBackward's node.
+"""What the tests of lesson 04's Cube share: its gradient's graph must reach CubeBackward's node.
 
 A Cube.backward that computes grad_out * 3x**2 in torch gives the right values and derivatives, so no
 comparison of numbers tells it from one that hands grad_out and x to CubeBackward.apply. The graph of the

@@ -14,7 +14,7 @@ import torch
 
 from autograder.judge import gradcheck, hints
 from autograder.wire import arrays, samples
-from autograder.wire.tensors import NotATensor, apart, first_difference, is_zero, mismatch
+from autograder.wire.tensors import NotATensor, apart, first_difference, is_zero, mismatch, numpy_result
 from autograder.wire.verdict import FailedCheckError, Verdict
 
 # gradcheck's own tolerances for analytic against numerical Jacobians.
@@ -106,9 +106,10 @@ def compare_forward(name, names, expected, measurement, where) -> None:
         for index, (want, got) in enumerate(zip(keep["outputs"], outputs, strict=True)):
             problem = mismatch(want, got, names, keep["inputs"])
             if problem:
+                cause = numpy_result(got.kind) if isinstance(got, NotATensor) else ""
                 raise FailedCheckError(
                     f"Forward value is wrong{_output_label(index, len(outputs))}: {name} on "
-                    f"{samples.describe(names, keep['inputs'])}: {problem}."
+                    f"{samples.describe(names, keep['inputs'])}: {problem}." + (f"\n{cause}" if cause else "")
                 )
 
 
@@ -254,7 +255,7 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
                 )
             problem = mismatch(w, g, names, keep["inputs"])
             if problem:
-                cause = _first_derivative_cause(names, keep, record, outputs, w, g, (want, got))
+                cause = _first_derivative_cause(names, label, keep, record, outputs, w, g, (want, got))
                 raise FailedCheckError(
                     f"First derivative with respect to {label} is wrong: {name} on "
                     f"{samples.describe(names, keep['inputs'])}, with a random {_incoming(names)}"
@@ -272,8 +273,9 @@ _CHANGES_OUTPUTS = (
 )
 
 
-def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) -> str:
-    """Why one input's gradient is wrong; `all_grads` holds every input's (expected, got) gradients."""
+def _first_derivative_cause(names, label, keep, record, outputs, want, got, all_grads) -> str:
+    """Why the gradient for the input `label` is wrong; `all_grads` holds every input's (expected, got)
+    gradients."""
     if _forward_is_wrong(keep, outputs):
         if _in_lower_precision(keep, outputs):
             # gradcheck's finite differences need float64: in float32 they fail a right backward too.
@@ -330,6 +332,25 @@ def _first_derivative_cause(names, keep, record, outputs, want, got, all_grads) 
     ):
         return hint
     if isinstance(got, torch.Tensor) and (hint := hints.not_a_number(want, got)):
+        return hint
+    if isinstance(got, torch.Tensor) and (
+        hint := hints.zero_gradient(want, got, label, _wraps_a_backward(names) and label == names[0])
+    ):
+        return hint
+    if (
+        len(outputs) == 1
+        and isinstance(got, torch.Tensor)
+        and (
+            hint := hints.incoming_for_input(
+                want,
+                got,
+                grad_outs[0],
+                dict(zip(names, keep["inputs"], strict=True)),
+                _incoming_name(record),
+                record.get("saved", ()),
+            )
+        )
+    ):
         return hint
     return "Likely cause: the derivative formula in backward is wrong; derive it again by hand."
 

@@ -175,6 +175,60 @@ def missing_factor(
     return _off_by_a_factor_of_two(expected, got)
 
 
+def zero_gradient(expected: torch.Tensor, got: torch.Tensor, label: str, wrapped: bool) -> str | None:
+    """A hint when a gradient is zero everywhere and the right one is not: like None, zero says that the
+    input does not change the output. `wrapped`: the Function is another one's backward and `label` is
+    its incoming gradient, which the second derivative differentiates through too."""
+    if (
+        got.shape != expected.shape
+        or bool(got.detach().any())
+        or bool((expected.detach().abs() < 1e-6).all())
+    ):
+        return None
+    why = (
+        f" Though {label} is only the gradient that arrived, it usually depends on the inputs too, and a "
+        "second derivative follows that path through this gradient."
+        if wrapped
+        else ""
+    )
+    return (
+        f"Likely cause: backward returned zero for {label}, which requires grad here, as every input does "
+        f"in this check: return its gradient (zero, like None, belongs only where ctx.needs_input_grad "
+        f"says False).{why}"
+    )
+
+
+def incoming_for_input(
+    expected: torch.Tensor,
+    got: torch.Tensor,
+    incoming: torch.Tensor,
+    inputs: dict[str, torch.Tensor],
+    parameter: str,
+    saved: Collection[str] = (),
+) -> str | None:
+    """A hint when a derivative uses the gradient fed to backward (named `parameter` there) where an input
+    belongs, as a backward does that needs an input forward did not save (`grad_grad_x * 6 * x` written
+    with grad_grad_x for grad_out)."""
+    if got.shape != expected.shape or incoming.shape != got.shape:
+        return None
+    for name, value in inputs.items():
+        if value.shape != got.shape or bool((value.detach().abs() < 1e-3).any()):
+            continue
+        if torch.allclose(value.detach(), incoming.detach(), rtol=1e-6, atol=1e-9):
+            continue
+        if torch.allclose((got * value).detach(), (expected * incoming).detach(), rtol=1e-6, atol=1e-9):
+            keep = (
+                f"Forward saved {name}: take it from ctx.saved_tensors."
+                if name in saved
+                else f"Save {name} in forward (ctx.save_for_backward) and take it back in backward."
+            )
+            return (
+                f"Likely cause: this derivative uses {parameter}, the gradient fed to backward, where "
+                f"{name} belongs: with {name} in its place it would be right. {keep}"
+            )
+    return None
+
+
 def _off_by_a_factor_of_two(expected: torch.Tensor, got: torch.Tensor) -> str | None:
     """A hint when a derivative is half or twice the right one: a constant 2 left out of its formula (the
     2 of d/dx x**2 = 2x) or put in once too often."""

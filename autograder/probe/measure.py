@@ -21,6 +21,7 @@ import torch
 from autograder.probe import diagnose
 from autograder.probe.refused import AnswerRefusedError
 from autograder.wire import arrays, samples
+from autograder.wire.tensors import numpy_result
 
 # The course's reference implementations: an answer must not borrow them.
 REFERENCE_PACKAGE = "solutions"
@@ -261,6 +262,8 @@ def _hints_for_the_outputs(record: dict, outputs: tuple, inputs, names) -> None:
 def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
     """(gradients, None) or (None, why backward could not give them)."""
     pairs = [(o, g) for o, g in zip(outputs, grad_outs, strict=True) if isinstance(o, torch.Tensor)]
+    if not pairs and outputs and (cause := numpy_result(type(outputs[0]).__name__)):
+        return None, f"The output of {name} is not a tensor, so autograd never calls backward.\n{cause}"
     if not any(o.requires_grad for o, _ in pairs):
         return None, (
             f"The output of {name} does not require grad, so backward is never called. "

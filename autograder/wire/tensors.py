@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+import numpy
 import torch
 
 # float64 throughout: values agree to ~1e-15, so these tolerances only absorb rounding.
@@ -14,6 +15,19 @@ class NotATensor:
     """What a student returned where a tensor was expected, known to the judge only by its type's name."""
 
     kind: str
+
+
+def numpy_result(kind: str) -> str:
+    """A likely cause when a Function returned a value of type `kind` where a tensor belongs, if that type is
+    NumPy's (an array or a NumPy number, as a kernel on NumPy arrays returns); "" otherwise."""
+    numpy_type = getattr(numpy, kind, None)
+    if not (isinstance(numpy_type, type) and issubclass(numpy_type, numpy.ndarray | numpy.generic)):
+        return ""
+    return (
+        f"Likely cause: forward returns NumPy's {kind} as it is. forward must return a tensor: wrap the "
+        "kernel with through_numpy where the notebook defines it, or convert its result with "
+        "torch.from_numpy."
+    )
 
 
 def mismatch(expected: torch.Tensor, got, point_names: list[str], points) -> str | None:

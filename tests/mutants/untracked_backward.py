@@ -117,6 +117,38 @@ MUTANTS = [
         # Cube's cell, whose backward is right, sends the student to CubeBackward's checks.
         says=("missing the factor grad_out", "CubeBackward.backward, which leaves grad_out out"),
     ),
+    # Section 4's slip, zero in place of None: told in the same words.
+    _cube_backward(
+        "returns_zeros_for_grad_out",
+        _DOUBLE_BACKWARD,
+        (_BACKWARD_RETURN, f"return torch.zeros_like(grad_out), {_GRAD_X}"),
+        says="backward returned zero for grad_out",
+    ),
+    # grad_out never saved, and the one gradient backward has written in its place.
+    _cube_backward(
+        "incoming_gradient_for_unsaved_grad_out",
+        _DOUBLE_BACKWARD,
+        (_SAVE_BOTH, "ctx.save_for_backward(x)"),
+        (_LOAD_BOTH, "(x,) = ctx.saved_tensors"),
+        (_GRAD_X, "grad_grad_x * grad_grad_x * 6 * x"),
+        says=(
+            "uses grad_grad_x, the gradient fed to backward, where grad_out belongs",
+            "Save grad_out in forward",
+        ),
+    ),
+    # Mistakes in CubeBackward's forward: Cube's cells name CubeBackward, not Cube.backward.
+    _cube_backward(
+        "forward_returns_the_kernels_numpy_value",
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _BACKWARD_SECOND, _CUBE_FIRST, _CUBE_SECOND},
+        (_KERNEL_CALL, "return cube_backward(grad_out.detach().numpy(), x.detach().numpy())"),
+        says="forward must return a tensor: wrap the kernel with through_numpy",
+    ),
+    _cube_backward(
+        "kernel_arguments_swapped_in_forward",
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _CUBE_FIRST, _CUBE_SECOND},
+        (_KERNEL_CALL, "return through_numpy(cube_backward, x, grad_out)"),
+        says="Forward value is wrong: CubeBackward (called by Cube.backward)",
+    ),
     _cube_backward("wrong_factor_3_for_6", _DOUBLE_BACKWARD, (_GRAD_X, "grad_grad_x * grad_out * 3 * x")),
     _cube_backward(
         "ignores_grad_grad_x",
@@ -180,4 +212,5 @@ INSTRUCTIONS = {
     "in the order `CubeBackward.forward` takes them": "apply_arguments_swapped",
     "Calling `cube_backward` here directly is the mistake of section 2": "numpy_kernel_in_cube_backward",
     "Do not write `grad_out * 3 * x**2` in torch either": "cube_backward_in_torch",
+    "checks that your gradient's graph reaches `CubeBackwardBackward`": "cube_backward_in_torch",
 }
