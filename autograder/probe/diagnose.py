@@ -1269,6 +1269,7 @@ def known_error_hint(error: Exception) -> str:
         or _converted_to_a_number(error)
         or _taken_out_of_torch(error)
         or _numpy_of_a_recorded_tensor(error)
+        or _numpy_scalar_refused(error)
         or _dirty_input_not_returned(error)
         or _jacobian_built(error)
         or _float32_among_float64(error)
@@ -1386,8 +1387,8 @@ _TO_A_NUMBER = {"item": "`.item()`", "float": "`float()`"}
 
 def _converted_to_a_number(error: Exception) -> str:
     """Why a tensor could not be made a number: the code that raised calls .item() or float(), which need
-    one element, and which would take the value out of the graph anyway. Only the calls that code makes
-    are named; '' where it makes none."""
+    one element, and which would take the value out of the graph anyway, except in forward, which nothing
+    records. Only the calls that code makes are named; '' where it makes none."""
     if not any(symptom in str(error) for symptom in _NOT_ONE_ELEMENT):
         return ""
     found = _calls_to_a_number(error)
@@ -1395,6 +1396,14 @@ def _converted_to_a_number(error: Exception) -> str:
         return ""
     where, calls = found
     works, takes = ("works", "takes") if len(calls) == 1 else ("work", "take")
+    if where == "forward":
+        # forward is never recorded: what the number costs there is its shape and, made a tensor again
+        # by torch.tensor, its dtype.
+        return (
+            f"\nLikely cause: forward calls {' and '.join(calls)}, which {works} only on one-element "
+            "tensors; and torch.tensor(...) of a Python number is float32, whatever the input's dtype: keep "
+            "it a tensor."
+        )
     return (
         f"\nLikely cause: {where} calls {' and '.join(calls)}, which {works} only on one-element tensors and "
         f"{takes} the value out of the graph: keep it a tensor."
@@ -1455,6 +1464,37 @@ def _numpy_of_a_recorded_tensor(error: Exception) -> str:
         f"\nLikely cause: {where} calls `.numpy()`, which reads the values out of torch, where autograd "
         "cannot record what is computed from them. Do not call `.detach().numpy()` instead: the result "
         "is cut off from the graph just the same. Compute with torch operations on the tensors themselves."
+    )
+
+
+def _numpy_scalar_refused(error: Exception) -> str:
+    """Why torch.from_numpy refused a NumPy scalar: NumPy's arithmetic on a 0-dim array (what .numpy()
+    gives for a tensor of shape ()) returns one. In forward, which autograd never records, NumPy is no cut
+    to double backward, so torch.as_tensor mends it (torch.func still refuses it, for a Function meant for
+    torch.func); anywhere else NumPy cuts what autograd must follow. Where is the notebook's innermost
+    frame."""
+    if "expected np.ndarray (got numpy." not in str(error):
+        return ""
+    student = _innermost_notebook_code(error)
+    where = student.co_name if student is not None and student.co_name.isidentifier() else "the Function"
+    said = (
+        f"\nLikely cause: {where} computes in NumPy, whose arithmetic on a 0-dim array (what .numpy() gives "
+        "for a tensor of shape ()) returns a NumPy scalar, which torch.from_numpy refuses."
+    )
+    if where != "forward":
+        return (
+            f"{said} Autograd cannot record NumPy anyway, so what it computes would be cut off from the "
+            "graph: compute with torch operations on the tensors themselves."
+        )
+    applied = _function_applied(error)
+    for_torch_func = (
+        applied is not None and applied.setup_context is not torch.autograd.Function.setup_context
+    )
+    return (
+        f"{said} Use torch.as_tensor(...), which takes a NumPy scalar too, or compute with torch. NumPy in "
+        "forward does not stop double backward, since autograd records nothing forward computes; NumPy in "
+        "backward does: it cuts the gradient off the graph."
+        + (" torch.func, though, cannot run a forward that leaves torch." if for_torch_func else "")
     )
 
 
@@ -1819,7 +1859,7 @@ def known_error_hint_for(error: Exception, function) -> str:
     if _VIEW_CHANGED_IN_PLACE in str(error):
         return _input_changed_in_place_and_returned(error, _applied_by(function)) or known_error_hint(error)
     if _NO_GRAPH not in str(error):
-        return known_error_hint(error)
+        return saved_input_changed_in_backward(error, function) or known_error_hint(error)
     used = names_used(function)
     ways = ways_out_of_the_graph(function, used)
     causes = []
@@ -1849,6 +1889,28 @@ def _applied_by(function) -> type | None:
     """The Function whose `apply` `function` is (`Square.apply`, as a check is given it), or None."""
     owner = getattr(function, "__self__", None)
     return owner if isinstance(owner, type) and issubclass(owner, torch.autograd.Function) else None
+
+
+def saved_input_changed_in_backward(error: Exception, function) -> str:
+    """Why autograd found a tensor it saved changed in place, where that tensor is a leaf (autograd's error
+    names no node it is an output of: an input the caller made) and `function` is a Function's apply whose
+    backward changes a tensor in place: ctx.saved_tensors gives back a saved input itself, so backward
+    changed the caller's own tensor. '' otherwise (the general hint, listing other ways, follows)."""
+    applied = _applied_by(function)
+    text = str(error)
+    if "modified by an inplace operation" not in text or "which is output" in text or applied is None:
+        return ""
+    if not _changes_in_place(applied.backward):
+        return ""
+    names = names_used(applied.backward).own & set(dir(torch.Tensor))
+    changes = sorted(name for name in names if _changes_in_place_by(name))
+    calls = " or ".join(f"`.{name}()`" for name in changes) or "an in-place operation (x *= ...)"
+    new = " or ".join(f"`.{name[:-1]}()`" for name in changes) or "x * ..."
+    return (
+        f"\nLikely cause: backward applies {calls} to a saved input. ctx.saved_tensors gives back the input "
+        "itself, the caller's own tensor, so backward changes it, and autograd, which saved it for "
+        f"computing gradients, refuses the changed value. Compute into a new tensor ({new}) instead."
+    )
 
 
 def grad_switched_off_in_backward(error: Exception, function) -> str:
@@ -2198,11 +2260,6 @@ _ERROR_HINTS = {
         "\nLikely cause: the Function leaves torch (.numpy()) or reads memory directly, and torch.func hands "
         "it tensors that wrap others and own no memory. A Function meant for torch.func computes with torch "
         "operations on the tensors themselves."
-    ),
-    "expected np.ndarray (got numpy.": (
-        "\nLikely cause: the Function computes in NumPy, whose arithmetic on 0-dim arrays returns a NumPy "
-        "scalar, which torch.from_numpy refuses. A Function meant for torch.func, or differentiated twice, "
-        "cannot leave torch anyway: compute with torch operations on the tensors themselves."
     ),
     "where it is not associated with a value": (
         "\nLikely cause: a variable assigned only under an if, such as a gradient computed only when "

@@ -409,7 +409,11 @@ def _gradcheck(kind: str, function: Callable, inputs, sample, batched: bool, out
 def _failed(error: Exception, function: Callable | None = None) -> dict:
     # A helper's finding, met while a check differentiates, is named as the ValueError it is.
     kind = ValueError.__name__ if isinstance(error, AnswerRefusedError) else type(error).__name__
-    hint = diagnose.grad_switched_off_in_backward(error, function) or diagnose.known_error_hint(error)
+    hint = (
+        diagnose.grad_switched_off_in_backward(error, function)
+        or diagnose.saved_input_changed_in_backward(error, function)
+        or diagnose.known_error_hint(error)
+    )
     return {"error": _text(f"{kind}: {diagnose.quoted(error)}"), "hint": hint}
 
 

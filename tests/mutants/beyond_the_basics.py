@@ -69,7 +69,7 @@ MUTANTS = [
         "forward_in_numpy",
         {_FORWARD, _FIRST, _SECOND, _TORCH_FUNC},
         ("return w * x**2", "return torch.from_numpy(w.detach().numpy() * x.detach().numpy() ** 2)"),
-        says=("the Function computes in NumPy", "Likely cause: forward calls `.numpy()`"),
+        says=("forward computes in NumPy", "Likely cause: forward calls `.numpy()`"),
     ),
     # autograd wants the tensors themselves, and refuses the tuple that holds them.
     _scaled_square(

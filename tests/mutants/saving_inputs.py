@@ -55,6 +55,29 @@ MUTANTS = [
         says="backward uses `.item()`",
     ),
     _square(
+        # ctx.saved_tensors gives back the caller's x: changing it in place is named as that, not as
+        # the general list of in-place changes autograd refuses.
+        "saved_input_changed_in_backward",
+        {_SQUARE_FIRST, _SQUARE_SECOND},
+        (_SQUARE_BACKWARD, "return grad_out * x.mul_(2)"),
+        says="backward applies `.mul_()` to a saved input",
+    ),
+    _square(
+        # forward is never recorded: what .item() costs there is the shape and the dtype, not the graph.
+        "item_in_forward",
+        _SQUARE_ALL,
+        (_SQUARE_FORWARD_RETURN, "return torch.tensor(x.item() ** 2)"),
+        says="torch.tensor(...) of a Python number is float32",
+    ),
+    _square(
+        # NumPy's square of a 0-dim array is a NumPy scalar, which torch.from_numpy refuses; NumPy in
+        # forward is no cut, and the message must not say it is.
+        "forward_in_numpy",
+        _SQUARE_ALL,
+        (_SQUARE_FORWARD_RETURN, "return torch.from_numpy(x.numpy() ** 2)"),
+        says="NumPy in forward does not stop double backward",
+    ),
+    _square(
         "intermediate_kept_on_ctx",
         {_SQUARE_SECOND},
         ("ctx.save_for_backward(x)", "ctx.two_x = 2 * x"),
