@@ -84,6 +84,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
         frozenset({"sinh_first_derivative"}),
         _OUTPUTS_OF_THE_EXERCISE,
     ),
+    ("03_saving_intermediates", "returns_the_exponentials_swapped_consistently"): (
+        frozenset({"sinh_apply_first_derivative", "sinh_apply_second_derivative"}),
+        _AGAINST_THE_REFERENCE,
+    ),
     ("03_saving_intermediates", "patches_the_checks"): (
         frozenset(
             {

@@ -73,8 +73,10 @@ def _outputs(name: str, keep: dict, record: dict) -> list:
             "but does not `return` it."
         )
     if len(outputs) != len(keep["outputs"]):
+        fewer = len(outputs) < len(keep["outputs"]) and record.get("not_returned")
         raise FailedCheckError(
             f"{name} returns {len(outputs)} output(s); it should return {len(keep['outputs'])}."
+            + (f"\n{arrays.text(fewer)}" if fewer else "")
         )
     return outputs
 
@@ -106,11 +108,37 @@ def compare_forward(name, names, expected, measurement, where) -> None:
         for index, (want, got) in enumerate(zip(keep["outputs"], outputs, strict=True)):
             problem = mismatch(want, got, names, keep["inputs"])
             if problem:
-                cause = numpy_result(got.kind) if isinstance(got, NotATensor) else ""
+                cause = (
+                    (numpy_result(got.kind) if isinstance(got, NotATensor) else "")
+                    or _swapped_output(keep["outputs"], outputs, index)
+                    or _one_tensor_twice(record)
+                )
                 raise FailedCheckError(
                     f"Forward value is wrong{_output_label(index, len(outputs))}: {name} on "
                     f"{samples.describe(names, keep['inputs'])}: {problem}." + (f"\n{cause}" if cause else "")
                 )
+
+
+def _swapped_output(expected: list, outputs: list, index: int) -> str:
+    """A "Likely cause:" when wrong output `index` holds what another output should, and that output
+    holds what output `index` should: the two were returned in each other's place; "" otherwise."""
+    for other, (want, got) in enumerate(zip(expected, outputs, strict=True)):
+        if (
+            other != index
+            and not mismatch(want, outputs[index], [], [])
+            and not mismatch(expected[index], got, [], [])
+        ):
+            first, second = sorted((index, other))
+            return (
+                f"Likely cause: outputs {first} and {second} are swapped: each holds the value the other "
+                "should. Return the outputs in the order the exercise gives."
+            )
+    return ""
+
+
+def _one_tensor_twice(record: dict) -> str:
+    """The probe's "Likely cause:" for a forward that returned one tensor as two outputs, or ""."""
+    return arrays.text(record["one_tensor_twice"]) if record.get("one_tensor_twice") else ""
 
 
 def _in_lower_precision(keep: dict, outputs: list) -> bool:
@@ -276,6 +304,9 @@ _CHANGES_OUTPUTS = (
 def _first_derivative_cause(names, label, keep, record, outputs, want, got, all_grads) -> str:
     """Why the gradient for the input `label` is wrong; `all_grads` holds every input's (expected, got)
     gradients."""
+    if cause := _one_tensor_twice(record):
+        # The outputs a wrapper hides can be one tensor too: its backward then reads a changed value.
+        return cause
     if _forward_is_wrong(keep, outputs):
         if _in_lower_precision(keep, outputs):
             # gradcheck's finite differences need float64: in float32 they fail a right backward too.

@@ -959,6 +959,27 @@ def _saved_without_history(output: torch.Tensor) -> bool:
     return output.requires_grad and any(not t.requires_grad for t in saved)
 
 
+def intermediates_not_returned(output: torch.Tensor) -> str | None:
+    """A hint for a Function that returns fewer outputs than asked, where it saved tensors that are
+    neither its inputs nor its outputs: intermediates, which only returning them gives a history."""
+    cls = function_class(output)
+    try:
+        saved = output.grad_fn.saved_tensors if cls is not None else ()
+    except (AttributeError, RuntimeError):  # freed by an earlier backward
+        return None
+    count = sum(1 for t in saved if t.grad_fn is None and not t.requires_grad)
+    if not count:
+        return None
+    where = where_it_saves(cls)
+    them = "it" if count == 1 else "them"
+    return (
+        f"Likely cause: {where} saves {count} tensor{'s' * (count > 1)} it computed and does not return "
+        f"{them}. {where} records nothing, so an intermediate gets a history only as an output: return "
+        f"{them} as extra outputs too, the very tensors you save, and give backward one gradient argument "
+        "per output, adding each extra output's gradient times that output's derivative."
+    )
+
+
 def changes_outputs_in_backward(outputs: tuple, inputs: tuple[torch.Tensor, ...]) -> bool:
     """True when running backward changes the version of an output: backward wrote into it in place."""
     tensors = [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -1070,6 +1091,44 @@ def ignored_extra_outputs(
     return None
 
 
+def one_tensor_twice(outputs: tuple, inputs: tuple[torch.Tensor, ...]) -> str | None:
+    """A hint when two outputs of a Function are one tensor that forward changed in place (its version
+    moved): forward computed one output into another and returned it twice, so the values it saved and
+    returned are not what it computed.
+    A wrapper's single output is traced to its Function, which is applied again to see all its outputs."""
+    first = outputs[0] if outputs else None
+    cls = function_class(first) if isinstance(first, torch.Tensor) else None
+    try:
+        if len(outputs) == 1 and cls is not None:
+            outputs = cls.apply(*_fresh(inputs))
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [
+            (i, j)
+            for (i, a), (j, b) in itertools.combinations(enumerate(outputs), 2)
+            if isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a._version > 0
+            and (a is b or (a.numel() > 0 and _same_elements(a, b)))
+        ]
+    except Exception:  # noqa: BLE001 - a hint is optional; the failure is reported anyway
+        return None
+    if not pairs:
+        return None
+    i, j = pairs[0]
+    owner = f"{cls.__name__}.forward" if cls is not None else "forward"
+    return (
+        f"Likely cause: outputs {i} and {j} of {owner} are one tensor: forward changed a tensor in place "
+        "after computing it (.sub_(), .div_() and the like return the very tensor they change) and returned "
+        "it twice, so both outputs hold the last value, and so does whatever forward saved of it. Compute "
+        "each output into a new tensor: a - b, not a.sub_(b)."
+    )
+
+
+def _same_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors are views of the very same elements, not two parts of one storage."""
+    return a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+
+
 def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) -> str | None:
     """A hint naming the output whose term in backward is wrong, for a Function of several outputs.
 
@@ -1086,6 +1145,7 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
     if not isinstance(outputs, tuple) or len(outputs) < 2:
         return None
     names = _incoming_names(cls, len(outputs))
+    faults = []
     for index, out in enumerate(outputs):
         if not (isinstance(out, torch.Tensor) and out.requires_grad and out.dtype == torch.float64):
             continue
@@ -1093,21 +1153,28 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
             by_backward, by_differences = _term_and_differences(cls, inputs, index)
         except Exception:  # noqa: BLE001 - as above
             return None
-        fault = _fault(by_backward, by_differences)
-        if fault and _right_with_saved_reversed(cls, inputs, outputs):
-            return (
-                f"Likely cause: {cls.__name__}.backward reads the two tensors forward saved in the other "
-                "order: with them swapped, every term of backward is right. Unpack ctx.saved_tensors in the "
-                "order you passed them to ctx.save_for_backward."
-            )
-        if fault:
-            unused = ", even if nobody uses that output" if index else ""
-            return (
-                f"Likely cause: in {cls.__name__}.backward, the term of {names[index]}, the gradient of "
-                f"output {index}, {fault}. backward must add that gradient times the derivative of output "
-                f"{index}, sign included{unused}."
-            )
-    return None
+        if fault := _fault(by_backward, by_differences):
+            faults.append((index, fault))
+    if faults and _right_with_saved_reversed(cls, inputs, outputs):
+        return (
+            f"Likely cause: {cls.__name__}.backward reads the two tensors forward saved in the other "
+            "order: with them swapped, every term of backward is right. Unpack ctx.saved_tensors in the "
+            "order you passed them to ctx.save_for_backward."
+        )
+    if not faults:
+        return None
+    # Every wrong term at once, so that fixing one does not leave another to a second run.
+    terms = ", and ".join(
+        f"the term of {names[index]}, the gradient of output {index}, {fault}" for index, fault in faults
+    )
+    if len(faults) == 1:
+        index = faults[0][0]
+        unused = ", even if nobody uses that output" if index else ""
+        rule = f"that gradient times the derivative of output {index}, sign included{unused}"
+    else:
+        unused = ", even if nobody uses them" if any(index for index, _ in faults) else ""
+        rule = f"each of those gradients times the derivative of its output, sign included{unused}"
+    return f"Likely cause: in {cls.__name__}.backward, {terms}. backward must add {rule}."
 
 
 def _right_with_saved_reversed(cls: type, inputs: tuple[torch.Tensor, ...], outputs: tuple) -> bool:

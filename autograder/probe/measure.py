@@ -220,6 +220,9 @@ def _measure_function(request: dict, function: Callable) -> dict:
             break
         outputs = _as_outputs(value)
         record["outputs"] = [arrays.tree(o) for o in outputs]
+        record["one_tensor_twice"] = diagnose.one_tensor_twice(outputs, inputs)
+        if isinstance(outputs[0], torch.Tensor):
+            record["not_returned"] = diagnose.intermediates_not_returned(outputs[0])
         if kind == "forward" or len(outputs) != len(sample["grad_outs"]):
             continue
         try:

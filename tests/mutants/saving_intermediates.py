@@ -99,6 +99,20 @@ MUTANTS = [
         says="the term of grad_expnegx, the gradient of output 2, has the wrong sign",
     ),
     _sinh(
+        "wrong_sign_on_both_extra_outputs",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_BACKWARD_RETURN, f"return {_COSH_TERM} - grad_expx * expx + grad_expnegx * expnegx"),
+        says="has the wrong sign, and the term of grad_expnegx, the gradient of output 2, has the wrong sign",
+    ),
+    # sinh(x) computed into expx: outputs 0 and 1 are one tensor, and the saved expx holds sinh(x), so a
+    # right backward gives a wrong gradient, through the wrapper too.
+    _sinh(
+        "computes_sinh_in_place_in_forward",
+        _APPLY_ALL | _SINH_ALL - {_SINH_FORWARD},
+        (_FORWARD_RETURN, "return expx.sub_(expnegx).div_(2), expx, expnegx"),
+        says="outputs 0 and 1 of Sinh.forward are one tensor",
+    ),
+    _sinh(
         "wrapper_returns_the_tuple",
         _SINH_ALL,
         (_WRAPPER_RETURN, "return Sinh.apply(x)"),
@@ -167,6 +181,14 @@ MUTANTS = [
         (_FORWARD_RETURN, "return (expx - expnegx) / 2, expnegx, expx"),
         says="forward itself is wrong (see the forward check); fix it first",
     ),
+    # The same swap in backward's parameters: backward matches forward, and only the order is wrong.
+    _sinh(
+        "returns_the_exponentials_swapped_consistently",
+        _APPLY_ALL,
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2, expnegx, expx"),
+        (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out, grad_expnegx, grad_expx):"),
+        says="outputs 1 and 2 are swapped",
+    ),
     _sinh(
         "saves_x_too",
         {_APPLY_SECOND},
@@ -213,14 +235,14 @@ INSTRUCTIONS = {
     "returns three tensors, in this order": "intermediates_saved_not_returned",
     "the very tensors you saved": "returns_cloned_extra_outputs",
     "Save `expx` and `expnegx`, the outputs, and nothing else": "saves_x_too",
-    "do not save `x` to compute an exponential again in backward": "saves_x_and_recomputes",
-    "do not save `expx` alone to rebuild `exp(-x)` from it in backward": "saves_only_expx",
-    "Do not keep them as `ctx` attributes either": "outputs_kept_on_ctx",
-    "Do not keep `x` or any other tensor as a `ctx` attribute": "keeps_x_on_ctx_and_recomputes",
+    "neither `x`": "saves_x_and_recomputes",
+    "nor `expx` alone": "saves_only_expx",
+    "an output kept there makes a reference cycle": "outputs_kept_on_ctx",
+    "Keep no tensor as a `ctx` attribute": "keeps_x_on_ctx_and_recomputes",
     "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
     "Mind the sign": "wrong_sign_on_exp_neg_x",
     "returns only its first output, one tensor": "wrapper_returns_the_tuple",
     "`torch.sinh` would get every value right": "wrapper_calls_torch_sinh",
-    "Do not detach anything": "detaches_saved_tensors_in_backward",
+    "detach nothing": "detaches_saved_tensors_in_backward",
     "keep the input's dtype": "float32_forward",
 }
