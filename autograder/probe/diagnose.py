@@ -709,6 +709,57 @@ def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
     return [text for name, text in _RETURNED_IN_ITS_PLACE.items() if name in names]
 
 
+def computed_in_forward(function: type[torch.autograd.Function]) -> tuple[list[str], list[str]]:
+    """The calls (`torch.exp()`) and operators (`*`) that forward's code runs inside its calls of
+    ctx.save_for_backward, and those it runs in its return statements: either way the tensor saved is
+    not the tensor returned."""
+    code = getattr(function.forward, "__code__", None)
+    if code is None:
+        return [], []
+    instructions = list(dis.get_instructions(code))
+    saves = [
+        instructions[call]
+        for n, instruction in enumerate(instructions)
+        if instruction.opname in {"LOAD_METHOD", "LOAD_ATTR"} and instruction.argval == "save_for_backward"
+        for call in [_call_of(instructions, n)]
+        if call is not None
+    ]
+    returns = [instruction for instruction in instructions if instruction.opname == "RETURN_VALUE"]
+    made = [
+        (instruction, text) for n, instruction in enumerate(instructions) if (text := _made(instructions, n))
+    ]
+    return (
+        _distinct(text for instruction, text in made if any(_within(instruction, save) for save in saves)),
+        _distinct(text for instruction, text in made if any(_within(instruction, end) for end in returns)),
+    )
+
+
+def _made(instructions: list[dis.Instruction], n: int) -> str:
+    """How instructions[n] makes a new tensor, in a message's words: an operator (`*`) or a method called
+    (`torch.exp()`, `.mul()`), with the module it is read from; '' for any other instruction."""
+    instruction = instructions[n]
+    if instruction.opname == "BINARY_OP":
+        return f"`{instruction.argrepr.rstrip('=')}`"
+    if instruction.opname != "LOAD_METHOD" or instruction.argval == "save_for_backward":
+        return ""
+    path = [instruction.argval]
+    for before in reversed(instructions[:n]):
+        if before.opname == "LOAD_ATTR":
+            path.insert(0, before.argval)
+            continue
+        if before.opname == "LOAD_GLOBAL":
+            path.insert(0, before.argval)
+        else:
+            path.insert(0, "")
+        break
+    return f"`{'.'.join(path)}()`"
+
+
+def _distinct(texts) -> list[str]:
+    """texts without repeats, in their order."""
+    return list(dict.fromkeys(texts))
+
+
 def _within(inner: dis.Instruction, outer: dis.Instruction) -> bool:
     """Whether the source inner runs for lies inside the source outer runs for."""
     i, o = inner.positions, outer.positions
@@ -812,6 +863,13 @@ def cut_from_graph(output: torch.Tensor) -> str:
                 "`.view()`, say) in place of that tensor, so the saved tensor is no longer an output: "
                 "forward runs with gradients off, and only what it returns gets a history. Return the very "
                 "tensors you save."
+            )
+        saving = computed_in_forward(cls)[0] if where == "forward" else []
+        if saving and not copies:
+            return (
+                f"Likely cause: forward saved a tensor with no history, computed with {' and '.join(saving)} "
+                "inside ctx.save_for_backward(...): forward runs with gradients off, and only what it "
+                "returns gets a history. Save the inputs and outputs themselves."
             )
         if copies:
             return (
@@ -2185,6 +2243,23 @@ def _input_changed_in_place_and_returned(error: Exception, applied: type | None 
         f"new tensor ({new}, no trailing underscore). Only a Function meant to work in place returns its "
         "input, marked with ctx.mark_dirty; a view of it (x.view_as(x)) hides this mistake."
     )
+
+
+def input_changed_in_place(error: Exception, function) -> str:
+    """What `function` did, in plain words, where autograd refused its output as a view of a tensor changed
+    in place and the code of the Function's forward names the method that changed its input and returned
+    it: torch's own words speak of a view the student never made. '' otherwise."""
+    if _VIEW_CHANGED_IN_PLACE not in str(error):
+        return ""
+    if (applied := _applied_by(function) or _function_applied(error)) is None:
+        return ""
+    if not _input_changed_in_place_and_returned(error, applied):
+        return ""
+    inputs = list(inspect.signature(applied.forward).parameters)
+    if applied.setup_context is torch.autograd.Function.setup_context:
+        inputs = inputs[1:]
+    changed = inputs[0] if len(inputs) == 1 else "one of its inputs"
+    return f"forward changed {changed} in place and returned it, and autograd refuses that output."
 
 
 # How backward returns its gradients, told wherever autograd refuses what it returned.

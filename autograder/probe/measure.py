@@ -180,7 +180,10 @@ def _raised(name: str, function: Callable, error: Exception, where: str = "") ->
         said += "" if said.endswith((".", "?", "!")) else "."
     else:
         hint = diagnose.known_error_hint_for(error, function)
-        said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
+        if plainly := diagnose.input_changed_in_place(error, function):
+            said = f"{name}: {plainly}{hint}"
+        else:
+            said = f"{name} raised {type(error).__name__}: {diagnose.quoted(error)}{hint}"
     return _text(said) + (f"\n  {where}" if where else "")
 
 

@@ -55,7 +55,10 @@ MUTANTS = [
         "exp_recomputed_in_forward",
         {_EXP_FORWARD, _EXP_SECOND},
         (_SAVE, "ctx.save_for_backward(torch.exp(x))"),
-        says="saved a copy of its output",
+        says=(
+            "saves a second tensor, computed with `torch.exp()` inside ctx.save_for_backward",
+            "forward saved a tensor with no history, computed with `torch.exp()`",
+        ),
     ),
     # The saved result never becomes an output: the clone returned in its place gets Exp's node.
     _exp(
@@ -81,12 +84,12 @@ MUTANTS = [
         (_EXP_FORWARD_RETURN, "return result.reshape(x.shape)\n"),
         says=("returns a view of it", "forward returns a view of a tensor it saved"),
     ),
-    # A new tensor made from the saved result looks, by its values, like a second exp saved instead.
+    # A new tensor made from the saved result has its values: forward's return statement names the operator.
     _exp(
         "product_with_saved_output_returned",
         {_EXP_FORWARD, _EXP_SECOND},
         (_EXP_FORWARD_RETURN, "return result * 1\n"),
-        says=("returned a new tensor made from the saved one", "a tensor forward did not return"),
+        says=("returns a new tensor computed from it with `*`", "a tensor forward did not return"),
     ),
     # The derivative checks unpack a 1-tuple; the forward test asks for the tensor itself.
     _exp(
