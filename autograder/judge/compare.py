@@ -1156,7 +1156,10 @@ def _what_fills_grad(expected: dict, measurement: dict, got: torch.Tensor) -> st
     gradient: the fix is to take that derivative with torch.autograd.grad too, not a create_graph=True the
     code already passes. Otherwise the reminder that a gradient differentiated again needs create_graph=True
     is only for code that records one (it passes create_graph) or whose result the caller differentiates
-    (the reference's has a graph): for a plain first derivative it would be beside the point."""
+    (the reference's has a graph): for a plain first derivative it would be beside the point. Code that
+    passes create_graph=True but to no torch.autograd.grad call passed it to .backward(): it is told to swap
+    that call, not that it still needs create_graph=True; code whose torch.autograd.grad already records is
+    told to leave out the .backward()."""
     if measurement.get("calls_backward") is False:
         return ".grad was assigned directly (or added to); return the value instead and leave .grad alone."
     instead = (
@@ -1175,9 +1178,19 @@ def _what_fills_grad(expected: dict, measurement: dict, got: torch.Tensor) -> st
         )
     if "flow" not in expected and ways.get("create_graph") is not True:
         return instead
+    if ways.get("create_graph") is not True:
+        return (
+            f"{instead} A gradient you differentiate again needs create_graph=True: "
+            "torch.autograd.grad(..., create_graph=True)."
+        )
+    if not any(ways.get("gradient_calls_recorded") or ()):
+        return (
+            f"{instead} Swap .backward(create_graph=True) for torch.autograd.grad(..., create_graph=True), "
+            "which returns the gradient with its graph."
+        )
     return (
-        f"{instead} A gradient you differentiate again still needs create_graph=True there: "
-        "torch.autograd.grad(..., create_graph=True)."
+        f"{instead} The code already takes a gradient with torch.autograd.grad(..., create_graph=True): take "
+        "every gradient here that way and call no .backward()."
     )
 
 

@@ -355,7 +355,19 @@ MUTANTS = [
         "penalty_fills_the_critics_grad",
         _PENALTY_ALL,
         (_PENALTY_GRADIENTS, "critic(points).sum().backward(create_graph=True)\n    gradients = points.grad"),
-        says="which should stay None",
+        says=("which should stay None", "Swap .backward(create_graph=True) for torch.autograd.grad"),
+    ),
+    # The gradient recorded as asked, then a backward of the penalty's own: the training loop's to run.
+    _penalty(
+        "penalty_runs_its_own_backward",
+        _PENALTY_ALL,
+        (
+            _PENALTY_RETURN,
+            "penalty = ((gradients.norm(dim=1) - 1) ** 2).mean()\n"
+            "    penalty.backward(retain_graph=True)\n"
+            "    return penalty",
+        ),
+        says="take every gradient here that way and call no .backward()",
     ),
     # Section 2 suggests .grad = None after .backward(create_graph=True): it erases the caller's .grad.
     _penalty(
@@ -575,7 +587,7 @@ INSTRUCTIONS = {
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
-    "not even one whose `x.grad` you save and put back": "loss_backward_then_restores_x_grad",
+    "even one whose `x.grad` you save and put back": "loss_backward_then_restores_x_grad",
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
     "forward as in section 2": "hvp_by_forward_difference",
     "section 2 or central: it is only approximate": "hvp_by_finite_difference",
