@@ -114,6 +114,8 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             "forgets_to_save_grad_out",
             "wrong_factor_3_for_6",
             "ignores_grad_grad_x",
+            "returns_zeros_for_grad_out",
+            "incoming_gradient_for_unsaved_grad_out",
         )
     },
     ("04_untracked_backward", "kernel_in_double_backward"): (
