@@ -690,14 +690,7 @@ def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
     if code is None:
         return []
     instructions = list(dis.get_instructions(code))
-    saves = [
-        instructions[call]
-        for n, instruction in enumerate(instructions)
-        if instruction.opname in {"LOAD_METHOD", "LOAD_ATTR"} and instruction.argval == "save_for_backward"
-        for call in [_call_of(instructions, n)]
-        if call is not None
-    ]
-    returns = [instruction for instruction in instructions if instruction.opname == "RETURN_VALUE"]
+    saves, returns = _saves_and_returns(instructions)
     copied = [
         i
         for i in instructions
@@ -709,14 +702,11 @@ def copies_returned(function: type[torch.autograd.Function]) -> list[str]:
     return [text for name, text in _RETURNED_IN_ITS_PLACE.items() if name in names]
 
 
-def computed_in_forward(function: type[torch.autograd.Function]) -> tuple[list[str], list[str]]:
-    """The calls (`torch.exp()`) and operators (`*`) that forward's code runs inside its calls of
-    ctx.save_for_backward, and those it runs in its return statements: either way the tensor saved is
-    not the tensor returned."""
-    code = getattr(function.forward, "__code__", None)
-    if code is None:
-        return [], []
-    instructions = list(dis.get_instructions(code))
+def _saves_and_returns(
+    instructions: list[dis.Instruction],
+) -> tuple[list[dis.Instruction], list[dis.Instruction]]:
+    """forward's calls of ctx.save_for_backward and its return statements: what a tensor made inside
+    either is, the saved tensor or the returned one, tells a copy saved from a copy returned."""
     saves = [
         instructions[call]
         for n, instruction in enumerate(instructions)
@@ -725,6 +715,18 @@ def computed_in_forward(function: type[torch.autograd.Function]) -> tuple[list[s
         if call is not None
     ]
     returns = [instruction for instruction in instructions if instruction.opname == "RETURN_VALUE"]
+    return saves, returns
+
+
+def computed_in_forward(function: type[torch.autograd.Function]) -> tuple[list[str], list[str]]:
+    """The calls (`torch.exp()`) and operators (`*`) that forward's code runs inside its calls of
+    ctx.save_for_backward, and those it runs in its return statements: either way the tensor saved is
+    not the tensor returned."""
+    code = getattr(function.forward, "__code__", None)
+    if code is None:
+        return [], []
+    instructions = list(dis.get_instructions(code))
+    saves, returns = _saves_and_returns(instructions)
     made = [
         (instruction, text) for n, instruction in enumerate(instructions) if (text := _made(instructions, n))
     ]
