@@ -1266,7 +1266,11 @@ def test_output_of_the_wrong_kind_fails_forward_saying_what_is_wrong(function, p
 @pytest.mark.parametrize("check", CHECKS)
 def test_wrong_number_of_outputs_fails_every_check(check):
     message = failure(check, square_and_input, square)
-    assert message == "square_and_input returns 2 output(s); it should return 1."
+    assert message == (
+        "square_and_input returns 2 output(s); it should return 1.\nLikely cause: square_and_input returns "
+        "a tuple; return the one tensor asked for (of a Function with extra outputs, the first: "
+        "`.apply(x)[0]`)."
+    )
 
 
 # Unfinished or crashing code.

@@ -74,9 +74,15 @@ def _outputs(name: str, keep: dict, record: dict) -> list:
         )
     if len(outputs) != len(keep["outputs"]):
         fewer = len(outputs) < len(keep["outputs"]) and record.get("not_returned")
+        cause = arrays.text(fewer) if fewer else ""
+        if len(keep["outputs"]) == 1 < len(outputs):
+            cause = (
+                f"Likely cause: {name} returns a tuple; return the one tensor asked for (of a Function with "
+                "extra outputs, the first: `.apply(x)[0]`)."
+            )
         raise FailedCheckError(
             f"{name} returns {len(outputs)} output(s); it should return {len(keep['outputs'])}."
-            + (f"\n{arrays.text(fewer)}" if fewer else "")
+            + (f"\n{cause}" if cause else "")
         )
     return outputs
 

@@ -116,7 +116,7 @@ MUTANTS = [
         "wrapper_returns_the_tuple",
         _SINH_ALL,
         (_WRAPPER_RETURN, "return Sinh.apply(x)"),
-        says="it should return 1",
+        says="the first: `.apply(x)[0]`",
     ),
     # Every value right, but Sinh is never used: the tests refuse a result that is not Sinh's.
     _sinh(
@@ -235,8 +235,8 @@ INSTRUCTIONS = {
     "returns three tensors, in this order": "intermediates_saved_not_returned",
     "the very tensors you saved": "returns_cloned_extra_outputs",
     "Save `expx` and `expnegx`, the outputs, and nothing else": "saves_x_too",
-    "neither `x`": "saves_x_and_recomputes",
-    "nor `expx` alone": "saves_only_expx",
+    "not `x`, from which backward would compute them again": "saves_x_and_recomputes",
+    "not `expx` alone": "saves_only_expx",
     "an output kept there makes a reference cycle": "outputs_kept_on_ctx",
     "Keep no tensor as a `ctx` attribute": "keeps_x_on_ctx_and_recomputes",
     "**plus** each extra output's gradient times that output's derivative": "drops_extra_output_gradients",
