@@ -25,7 +25,8 @@ def misuses_grad_out(
     if torch.allclose(got.detach(), local, rtol=1e-6, atol=1e-9):
         return (
             f"Likely cause: backward returns the local derivative without multiplying by {incoming} "
-            f"(backward's argument after ctx). The chain rule needs grad_x = {parameter} * (d out / d x)."
+            f"(backward's argument after ctx). The chain rule needs, for each input, {parameter} * "
+            "(d output / d input)."
         )
     if grad_out.numel() < 2:
         return None

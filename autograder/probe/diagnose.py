@@ -887,8 +887,8 @@ def cut_from_graph(output: torch.Tensor) -> str:
             "as an extra output and save that very tensor."
         )
     return untracked_in_backward(output) or (
-        "Likely cause: backward builds grad_x from tensors autograd did not record. Compute it with "
-        "torch operations on ctx.saved_tensors and grad_out only."
+        "Likely cause: backward builds its gradient from tensors autograd did not record. Compute it with "
+        f"torch operations on ctx.saved_tensors and {incoming_parameter(function_class(output))} only."
     )
 
 
@@ -924,12 +924,13 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     if cls is None:
         return None
     # functools.wraps gives the decorator's wrapper the backward's names; its code keeps its own.
+    incoming = incoming_parameter(cls)
     code = getattr(cls.backward, "__code__", None)
     if code is not None and code.co_qualname.startswith("once_differentiable."):
         return (
             "Likely cause: backward is marked @once_differentiable, which runs it under torch.no_grad() "
             "and so refuses a second derivative. Remove the decorator: a backward made of torch "
-            "operations on ctx.saved_tensors and grad_out is differentiable as it is."
+            f"operations on ctx.saved_tensors and {incoming} is differentiable as it is."
         )
     used = names_used(cls.backward)
     # In backward, a new leaf cuts grad_x from the saved tensors as surely as .detach() alone.
@@ -943,26 +944,37 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         uses = f" (it uses {' and '.join(calls)})" if calls else ""
         wrap = (
             "wrap it in a second torch.autograd.Function whose own backward gives the kernel's derivative, "
-            "and call that Function's .apply from backward (lesson 04)."
+            "and call that Function's .apply from backward, as Cube.backward calls CubeBackward.apply in "
+            "lesson 04."
         )
         if not _numpy_in_own_code(cls.backward) and not _wraps_a_backward(cls):
             return (
                 f"Likely cause: backward calls a NumPy kernel, which autograd cannot record{uses}: {wrap} "
-                "Rewrite it with torch operations on ctx.saved_tensors and grad_out only if its formula has "
-                "a torch version and the exercise allows it."
+                f"Rewrite it with torch operations on ctx.saved_tensors and {incoming} only if its formula "
+                "has a torch version and the exercise allows it."
             )
         return (
             f"Likely cause: backward computes with NumPy, which autograd cannot record{uses}. "
-            "Compute the gradient with torch operations on ctx.saved_tensors and grad_out. Where a NumPy "
+            f"Compute the gradient with torch operations on ctx.saved_tensors and {incoming}. Where a NumPy "
             f"kernel must stay, {wrap}"
         )
     if cutting:
         return (
             f"Likely cause: backward uses {', '.join(cutting)}, which cuts the graph: what backward computes "
             "from the cut tensor has no path back to it, so autograd cannot differentiate it again. "
-            "Compute the gradients with ordinary torch operations on ctx.saved_tensors and grad_out."
+            f"Compute the gradients with ordinary torch operations on ctx.saved_tensors and {incoming}."
         )
     return None
+
+
+def incoming_parameter(cls) -> str:
+    """What backward calls the gradient it receives, its argument after ctx: `grad_grad_x` in a Function
+    that is itself a backward, where `grad_out` is a saved input; `grad_out` when it cannot be read."""
+    try:
+        parameters = list(inspect.signature(cls.backward).parameters)
+    except (TypeError, ValueError, AttributeError):  # no class, or a backward inspect cannot read
+        return "grad_out"
+    return parameters[1] if len(parameters) > 1 else "grad_out"
 
 
 def _wraps_a_backward(cls) -> bool:

@@ -154,7 +154,7 @@ MUTANTS = [
         "ignores_grad_grad_x",
         _DOUBLE_BACKWARD,
         (_BACKWARD_RETURN, "return 3 * x**2, grad_out * 6 * x"),
-        says="The chain rule needs grad_x = grad_grad_x * (d out / d x)",
+        says="The chain rule needs, for each input, grad_grad_x * (d output / d input)",
     ),
     # Right values, but a double backward autograd cannot record: Cube's third derivative is lost.
     _cube_backward(
