@@ -48,6 +48,11 @@ def saving_its_output(function: type[torch.autograd.Function], x: torch.Tensor) 
             "so a gradient built from it is cut off from x. Return exactly the tensor you pass to "
             "ctx.save_for_backward."
         )
+    if any(x.grad_fn is None and torch.equal(s, x.detach()) for _, s in saved):
+        raise AssertionError(
+            f"{name}'s forward saved its input x and not its output: exp's derivative is its output, so "
+            "save the result itself (ctx.save_for_backward(result)) and build backward from it."
+        )
     raise AssertionError(
         f"{name}'s forward did not save its output with ctx.save_for_backward (section 5). "
         "Save the result itself, not x, and not as an attribute of ctx."

@@ -35,7 +35,7 @@ MUTANTS = [
         (_SAVE, "ctx.save_for_backward(x)"),
         (_LOAD, "(x,) = ctx.saved_tensors"),
         (_EXP_BACKWARD, "return grad_out * torch.exp(x)"),
-        says="did not save its output",
+        says="saved its input x and not its output",
     ),
     # A copy of the output has its values but not its grad_fn: the forward test's hook sees that, and the
     # second derivative is cut off.
