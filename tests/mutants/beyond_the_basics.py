@@ -840,6 +840,9 @@ INSTRUCTIONS = {
     ),
     "so `grad_x` must stay connected to `w` as well as to `x`": "detaches_w_in_grad_x",
     "Do not mark backward `@once_differentiable`": "once_differentiable_backward",
+    "prefer `ctx.needs_input_grad` to `requires_grad`": (
+        "scaledsquare_reads_requires_grad_of_its_saved_inputs"
+    ),
     "`forward(x)` takes no `ctx`; it": "old_style_tanhinplace",
     "changes `x` in place and returns it": "tanhinplace_returns_a_new_tensor",
     "marks the input dirty with `ctx.mark_dirty`": "forgets_mark_dirty",
