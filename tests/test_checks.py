@@ -1267,7 +1267,7 @@ def test_output_of_the_wrong_kind_fails_forward_saying_what_is_wrong(function, p
 def test_wrong_number_of_outputs_fails_every_check(check):
     message = failure(check, square_and_input, square)
     assert message == (
-        "square_and_input returns 2 output(s); it should return 1.\nLikely cause: square_and_input returns "
+        "square_and_input returns 2 output(s); it should return 1. Likely cause: square_and_input returns "
         "a tuple; return the one tensor asked for (of a Function with extra outputs, the first: "
         "`.apply(x)[0]`)."
     )

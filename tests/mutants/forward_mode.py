@@ -608,7 +608,7 @@ INSTRUCTIONS = {
     "`backward(ctx, grad_out)`: return `grad_out` times tanh's derivative": "backward_ignores_grad_out",
     "times tanh's derivative, computed from the saved output": "saves_the_input_with_the_output_formula",
     "`jvp(ctx, x_t)`: return the output's tangent, $J\\,x_t$, as derived above": "jvp_ignores_the_tangent",
-    "Build it as a new tensor (`x_t * ...`)": "tanh_tangent_scaled_in_place",
+    "Prefer building it as a new tensor (`x_t * ...`)": "tanh_tangent_scaled_in_place",
     "`slope.mul_(x_t)` under `vmap`: a tensor made without `x_t` has no batch dimension": (
         "jvp_scales_its_slope_in_place"
     ),
