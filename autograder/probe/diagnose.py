@@ -1167,11 +1167,13 @@ def one_tensor_twice(outputs: tuple, inputs: tuple[torch.Tensor, ...]) -> str | 
     """A hint when two outputs of a Function are one tensor that forward changed in place (its version
     moved): forward computed one output into another and returned it twice, so the values it saved and
     returned are not what it computed.
-    A wrapper's single output is traced to its Function, which is applied again to see all its outputs."""
+    A wrapper's single output is traced to its Function, which is applied again to see all its outputs,
+    only where that Function has more outputs than the one returned: a check measures every sample this way,
+    and a one-output Function has nothing hidden."""
     first = outputs[0] if outputs else None
     cls = function_class(first) if isinstance(first, torch.Tensor) else None
     try:
-        if len(outputs) == 1 and cls is not None:
+        if len(outputs) == 1 and cls is not None and len(first.grad_fn._input_metadata) > 1:
             outputs = cls.apply(*_fresh(inputs))
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [
