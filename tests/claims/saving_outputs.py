@@ -8,5 +8,5 @@ _GRAD_W = r"Tanh: grad_x = [\d.]+, grad_w = ([\d.]+)"  # the right Tanh's line, 
 
 CLAIMS = [
     Claim(r"the gradient of `w` should be (\d+)\.", _GRAD_W),
-    Claim(r"instead of (\d+), with no error, because `out \+ w`", _GRAD_W),
+    Claim(r"instead of (\d+), with no error, because the backward of `out \+ w`", _GRAD_W),
 ]
