@@ -97,11 +97,15 @@ def _incoming(names: list[str], article: str = "") -> str:
 
 
 def _fed_there(grad_outs: list, want: torch.Tensor, got) -> str:
-    """The incoming gradient at the first wrong element, so that a student can redo the computation."""
+    """The incoming gradient's value, at the first wrong element where there are several, so that a
+    student can redo the computation."""
     if len(grad_outs) != 1 or not isinstance(got, torch.Tensor) or grad_outs[0].shape != want.shape:
         return ""
     index = first_difference(want, got)
-    return "" if index is None else f" ({float(grad_outs[0][index]):.6g} at the first wrong element)"
+    if index is None:
+        return ""
+    value = f"{float(grad_outs[0][index]):.6g}"
+    return f" = {value}" if want.numel() == 1 else f" (which is {value} at the first wrong element)"
 
 
 def _forward_is_wrong(keep: dict, outputs: list) -> bool:
