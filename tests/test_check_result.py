@@ -971,6 +971,14 @@ def test_nan_where_an_argument_is_zero_names_a_division_by_it():
     assert "Likely cause: a division by x, which is 0 there" in message
 
 
+def test_every_wrong_item_of_a_result_is_named_with_its_cause_not_only_the_first():
+    """A slip made in two items (a division in each) is told at once; a right item is not named."""
+    message = failure(lambda x: (2 * x**2 / x, 3 * x, x**3 / x), lambda x: (2 * x, 3 * x, x**2), through_zero)
+    assert "Item 0 of the result of <lambda> is wrong: expected 0, got nan at index [1]." in message
+    assert "Item 2 of the result is wrong too: a division by x, which is 0 there" in message
+    assert "Item 1" not in message
+
+
 def test_a_wrong_finite_value_where_an_argument_is_zero_names_no_division():
     message = failure(lambda x: 3 * x + 1, lambda x: 2 * x, through_zero)
     assert "division" not in message

@@ -15,7 +15,7 @@ import torch
 from autograder.judge import gradcheck, hints
 from autograder.wire import arrays, samples
 from autograder.wire.tensors import NotATensor, apart, first_difference, is_zero, mismatch, numpy_result
-from autograder.wire.verdict import FailedCheckError, Verdict
+from autograder.wire.verdict import FailedCheckError, Verdict, likely_cause
 
 # gradcheck's own tolerances for analytic against numerical Jacobians.
 _JACOBIAN_RTOL, _JACOBIAN_ATOL = 1e-3, 1e-5
@@ -912,6 +912,28 @@ def _item_of_the_result(name: str, index: int, count: int) -> str:
     return f"{label} of the result"
 
 
+def _compare_parts(name: str, parts, arguments: dict) -> None:
+    """Each (want, got, label) part of a tuple or dict result; the first wrong part fails the check. Where
+    its values told a cause, every other wrong part is named after it with the first sentence of its own,
+    so that a slip made in two parts (a division in each gradient) is fixed in one go; where they told
+    none, the cause is the whole result's (numbers written in), which the caller adds."""
+    failures = []
+    for want, got, label in parts:
+        try:
+            _compare_returned(name, want, got, label, arguments)
+        except FailedCheckError as failure:
+            failures.append((label, str(failure)))
+    if not failures:
+        return
+    if not likely_cause(failures[0][1]):
+        raise FailedCheckError(failures[0][1])
+    also = []
+    for label, message in failures[1:]:
+        cause = likely_cause(message)
+        also.append(f"{_capitalized(label)} is wrong too" + (f": {cause}" if cause else "."))
+    raise FailedCheckError("\n".join([failures[0][1], *also]))
+
+
 def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: dict) -> None:
     """Same structure, and every tensor or number in it equal to the reference's; `arguments`, the
     tensors the function was called with, can name why a tensor in it is wrong."""
@@ -919,15 +941,18 @@ def _compare_returned(name: str, want: dict, got: dict, label: str, arguments: d
     if "items" in want and want["type"] in ("tuple", "list"):
         if "items" not in got or len(got["items"]) != len(want["items"]):
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
-        for index, (w, g) in enumerate(zip(want["items"], got["items"], strict=True)):
-            _compare_returned(name, w, g, _item_of_the_result(name, index, len(want["items"])), arguments)
+        labels = [_item_of_the_result(name, index, len(want["items"])) for index in range(len(want["items"]))]
+        _compare_parts(name, zip(want["items"], got["items"], labels, strict=True), arguments)
         return
     if "keys" in want:
         if "keys" not in got or sorted(got["keys"]) != sorted(want["keys"]):
             raise FailedCheckError(f"{name} returns {_kind(got)}; it should return {_kind(want)}.")
         entries = dict(zip(got["keys"], got["items"], strict=True))
-        for key, w in zip(want["keys"], want["items"], strict=True):
-            _compare_returned(name, w, entries[key], f"entry {key!r} of the result", arguments)
+        parts = [
+            (w, entries[key], f"entry {key!r} of the result")
+            for key, w in zip(want["keys"], want["items"], strict=True)
+        ]
+        _compare_parts(name, parts, arguments)
         return
     if _node(want) is None:
         if _node(got) is not None and label == "the result":

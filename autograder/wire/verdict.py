@@ -105,6 +105,12 @@ def _first_sentence(text: str) -> str:
     return text
 
 
+def likely_cause(message: str) -> str:
+    """The first sentence of a message's likely cause, on one line; "" where it names none."""
+    _, found, rest = message.partition(_CAUSE)
+    return _first_sentence(" ".join(rest.split())) if found else ""
+
+
 class CausesTold:
     """The causes a notebook's failed checks have shown, and the test cell that showed each first: a later
     cell failing for the same cause gives its first sentence alone, where a student reading the notebook
