@@ -891,9 +891,15 @@ def test_input_called_grad_out_is_not_confused_with_the_gradient_fed_to_backward
 def test_wrong_forward_with_consistent_backward_fails_second_derivative_as_already_wrong():
     message = failure(check_second_derivative, CubeAsSquare.apply, square)
     assert message == (
-        "Second derivative: the first derivative of CubeAsSquare is already wrong "
-        "(see the first-derivative check); fix it first."
+        "Second derivative: CubeAsSquare's forward is wrong (see the forward check); fix it first."
     )
+
+
+def test_wrong_forward_with_the_references_backward_earns_nothing_for_its_second_derivative():
+    """Its backward is Square's, right to every order, but the Function is not Square: the second-derivative
+    check, half of an exercise's marks, is not earned by a backward alone."""
+    message = failure(check_second_derivative, CubeWithSquaresBackward.apply, square)
+    assert message.startswith("Second derivative: CubeWithSquaresBackward's forward is wrong")
 
 
 def test_backward_ignoring_grad_out_fails_first_derivative_with_the_chain_rule_hint():
@@ -1443,8 +1449,7 @@ def test_the_checker_loads_torchs_lazy_modules_only_once_a_child_or_the_kernel_h
 )
 def test_patching_torch_while_checked_does_not_make_a_wrong_answer_pass(function, replaced, check):
     """The comparison runs in the checker on plain numbers, never where the answer's patches live: a
-    forward that patches `replaced` and cubes fails on its values, named as a wrong forward. (Its
-    backward is Square's, so its second derivative is right: that check has nothing to catch.)"""
+    forward that patches `replaced` and cubes fails on its values, named as a wrong forward."""
     message = failure(check, function, square)
     assert "forward is wrong" in message or message.startswith("Forward value is wrong")
     assert "replaced" not in message
@@ -1457,7 +1462,7 @@ def test_patching_torch_in_the_callers_process_does_not_make_a_wrong_answer_pass
     monkeypatch.setattr(torch.autograd, "gradgradcheck", _stub_true)
     assert failure(check_forward, CubeAsSquare.apply, square).startswith("Forward value is wrong")
     assert "forward itself is wrong" in failure(check_first_derivative, CubeAsSquare.apply, square)
-    assert "already wrong" in failure(check_second_derivative, CubeAsSquare.apply, square)
+    assert "forward is wrong" in failure(check_second_derivative, CubeAsSquare.apply, square)
 
 
 @pytest.mark.parametrize("check", CHECKS)

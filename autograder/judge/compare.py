@@ -520,6 +520,12 @@ _PARTLY = (
 def compare_second_derivative(name, names, expected, measurement, where) -> None:
     for keep, record in _samples_of(expected, measurement):
         outputs = _outputs(name, keep, record)
+        if _forward_is_wrong(keep, outputs):
+            # A right backward under a wrong forward is not the lesson's Function: no marks for its half.
+            raise FailedCheckError(
+                f"Second derivative: {name}'s forward is wrong (see the forward check); fix it first."
+                + (f"\n{_LOWER_PRECISION}" if _in_lower_precision(keep, outputs) else "")
+            )
         _grad_out_kept_in_double_backward(name, names, keep, record)
         _backward_error(record)
         got = [_node(g) for g in record["grads"]]
@@ -567,9 +573,7 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                 extras_hint = _lost_incoming_gradient(label, record)
             # What the code shows taken out of the graph comes before what the numbers alone suggest.
             hint = (
-                (_in_lower_precision(keep, outputs) and _LOWER_PRECISION)
-                or (_forward_is_wrong(keep, outputs) and _FORWARD_WRONG)
-                or extras_hint
+                extras_hint
                 or (record.get("untracked_hint") and f"{arrays.text(record['untracked_hint'])} {_PARTLY}")
                 or hints.missing_factor(
                     w,
