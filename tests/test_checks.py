@@ -782,8 +782,9 @@ def test_prints_and_warnings_in_forward_do_not_reach_the_callers_output(check, c
         pytest.param(
             SquareNumpy.apply,
             square,
-            "backward computes with NumPy, which autograd cannot record (it uses `.detach()` and "
-            "`.numpy()`). Compute the gradient with torch operations on ctx.saved_tensors and grad_out",
+            "backward computes with NumPy: it takes the values out of torch (`.detach()` and `.numpy()`), "
+            "so its result has no history. Compute the gradient with torch operations on ctx.saved_tensors "
+            "and grad_out",
             id="numpy",
         ),
         pytest.param(SquareNoGrad.apply, square, "backward uses `torch.no_grad()`", id="no_grad"),

@@ -937,26 +937,27 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     names = used.own | ({"detach"} if _FRESH_LEAF in used.own else set())
     cutting = [text for name, text in _CUTTING_CALLS.items() if name in names]
     if used.numpy_own:
-        # The call that cut the values loose comes first, as in `.detach().numpy()`; a module named numpy
-        # is no `.numpy()` call.
+        # In the order values leave torch and come back, as in `.detach().numpy()` then torch.tensor(...);
+        # a module named numpy is no `.numpy()` call. How torch.tensor(...) copies is beside the point here.
         method = "numpy" in used.own and "numpy" not in used.loaded_by_name
-        calls = [*cutting, "`.numpy()`"] if method else cutting
-        uses = f" (it uses {' and '.join(calls)})" if calls else ""
-        wrap = (
-            "wrap it in a second torch.autograd.Function whose own backward gives the kernel's derivative, "
-            "and call that Function's .apply from backward, as Cube.backward calls CubeBackward.apply in "
-            "lesson 04."
-        )
+        out = [text for name, text in _CUTTING_CALLS.items() if name in names and name != "tensor"]
+        calls = " and ".join([*out, "`.numpy()`"] if method else out)
+        if "tensor" in names:
+            calls = f"{calls}, then `torch.tensor(...)`" if calls else "`torch.tensor(...)`"
         if not _numpy_in_own_code(cls.backward) and not _wraps_a_backward(cls):
+            uses = f" (it uses {calls})" if calls else ""
             return (
-                f"Likely cause: backward calls a NumPy kernel, which autograd cannot record{uses}: {wrap} "
-                f"Rewrite it with torch operations on ctx.saved_tensors and {incoming} only if its formula "
-                "has a torch version and the exercise allows it."
+                f"Likely cause: backward calls a NumPy kernel, which autograd cannot record{uses}: wrap it "
+                "in a second torch.autograd.Function whose own backward gives the kernel's derivative, and "
+                "call that Function's .apply from backward. Rewrite it with torch operations on "
+                f"ctx.saved_tensors and {incoming} only if its formula has a torch version and the exercise "
+                "allows it."
             )
+        taken = f"takes the values out of torch ({calls})" if calls else "takes the values out of torch"
         return (
-            f"Likely cause: backward computes with NumPy, which autograd cannot record{uses}. "
-            f"Compute the gradient with torch operations on ctx.saved_tensors and {incoming}. Where a NumPy "
-            f"kernel must stay, {wrap}"
+            f"Likely cause: backward computes with NumPy: it {taken}, so its result has no history. Compute "
+            f"the gradient with torch operations on ctx.saved_tensors and {incoming}. A NumPy kernel that "
+            "must stay needs a torch.autograd.Function of its own, whose backward gives its derivative."
         )
     if cutting:
         return (
@@ -2256,8 +2257,7 @@ def _input_changed_in_place_and_returned(error: Exception, applied: type | None 
     new = " or ".join(f"`.{name[:-1]}()`" for name in changes)
     return (
         f"\nLikely cause: forward calls {calls}, which changes its input in place and returns it. Build a "
-        f"new tensor ({new}, no trailing underscore). Only a Function meant to work in place returns its "
-        "input, marked with ctx.mark_dirty; a view of it (x.view_as(x)) hides this mistake."
+        f"new tensor ({new}, no trailing underscore), unless the Function is meant to work in place."
     )
 
 
@@ -2379,8 +2379,7 @@ _ERROR_HINTS = {
     ),
     _RETURNED_AS_IS: (
         "\nLikely cause: forward returns one of its inputs itself, changed in place (x.mul_(y)) or not. "
-        "Build the result as a new tensor (x * y); only a Function meant to work in place returns its "
-        "input, marked with ctx.mark_dirty (returning a view of it instead, x.view_as(x), hides the mistake)."
+        "Build the result as a new tensor (x * y), unless the Function is meant to work in place."
     ),
     _VIEW_CHANGED_IN_PLACE: (
         "\nLikely cause: forward changes one of its inputs in place (x.mul_(y), x *= y) and returns it. "

@@ -235,7 +235,7 @@ MUTANTS = [
         ("return w * x**2", "return x.pow_(2).mul_(w)"),
         says=(
             "Build a new tensor (`.mul()` or `.pow()`",
-            "Only a Function meant to work in place returns its input, marked with ctx.mark_dirty",
+            "no trailing underscore), unless the Function is meant to work in place",
             # The needs_input_grad test calls backward, but the error came from apply: it names the Function.
             # autograd's error is cut to its first sentence: the cause that follows gives its advice, in full
             # in the first cell alone.
