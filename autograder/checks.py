@@ -155,17 +155,22 @@ def name_of(function: Callable) -> str:
 def where_built(reference: Callable, built: str, inputs: Callable | None = None) -> str:
     """How check_result messages say which arguments were used, `built` by whom `built_by` names: the
     visible example's or not. A builder that states what it makes, in an attribute `in_words`, is also
-    told in those words: the test cell shows a builder's name, never its body."""
+    told in those words: the test cell shows a builder's name, never its body. A builder marked
+    `incidental = True` builds arguments the outcome does not depend on, which messages leave out."""
+    if getattr(inputs, "incidental", False):
+        return ""
     names = ", ".join(inspect.signature(reference).parameters)
     where = f"when called with the {names} that {built} builds"
     words = getattr(inputs, "in_words", None) if built != HIDDEN_BUILDER else None
     return f"{where}: {words}" if words else where
 
 
-def checked_on(built: str | None, randomized: bool) -> str:
+def checked_on(built: str | None, randomized: bool, inputs: Callable | None = None) -> str:
     """What a passing check says it ran on: its builder's inputs, `built` by whom `built_by` names
     (check_result), or random inputs (a hidden test of a Function); nothing for a Function's visible
-    inputs."""
+    inputs, or for arguments an `incidental` builder `inputs` makes (see `where_built`)."""
+    if getattr(inputs, "incidental", False):
+        return ""
     if built == HIDDEN_BUILDER:
         return f"inputs {HIDDEN_BUILDER} builds"
     if built is not None:
@@ -210,7 +215,7 @@ def _ask(
     if not verdict.passed:
         _hide_grader_frames()
         raise AssertionError(_CAUSES_TOLD.shown_in(_test_cell(), verdict.message))
-    print(passed_line(kind, header["name"], checked_on(built, header["randomized"])))
+    print(passed_line(kind, header["name"], checked_on(built, header["randomized"], inputs)))
 
 
 # The causes this kernel's failed checks have shown, as the class grader's judge keeps them for a notebook.

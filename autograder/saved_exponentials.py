@@ -13,7 +13,7 @@ from autograder.probe.refused import AnswerRefusedError
 # What each output of Sinh.apply is, by its position, in a message.
 _OUTPUTS = ("sinh(x) (output 0)", "expx (output 1)", "expnegx (output 2)")
 _RULE = (
-    "this exercise asks forward to save expx and expnegx, the outputs it returns, and nothing else, so that "
+    "This exercise asks forward to save expx and expnegx, the outputs it returns, and nothing else, so that "
     "backward reuses them instead of computing them again: ctx.save_for_backward(expx, expnegx)"
 )
 
@@ -21,6 +21,10 @@ _RULE = (
 def five_points(gen: torch.Generator) -> tuple[torch.Tensor]:
     """x from -2 to 2 (gen is unused: what forward saves does not depend on x)."""
     return (torch.linspace(-2, 2, 5, dtype=torch.float64),)
+
+
+# What forward saves does not depend on x, so messages do not name the x it was called with.
+five_points.incidental = True
 
 
 def saves_the_exponentials(function: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
@@ -51,17 +55,34 @@ def saves_the_exponentials(function: type[torch.autograd.Function], x: torch.Ten
         listed = ", ".join(f"ctx.{name}" for name in kept)
         raise AnswerRefusedError(
             f"forward keeps a tensor on {listed} (as in ctx.x = x), from which backward can compute exp "
-            f"again: {_RULE}. Keep no tensor as a ctx attribute"
+            f"again. {_RULE}. Keep no tensor as a ctx attribute"
         )
     saved = [_what_it_is(tensor, node, x) for tensor in node.saved_tensors]
     missing = [_OUTPUTS[n] for n in (1, 2) if _OUTPUTS[n] not in saved]
     others = [what for what in saved if what not in _OUTPUTS[1:]]
     if missing or others:
-        listed = " and ".join([", ".join(saved[:-1]), saved[-1]] if len(saved) > 1 else saved)
+        # Each kind of tensor once, with its count: two intermediates are "two tensors ...", not one twice.
+        kinds = [_counted(what, saved.count(what)) for what in dict.fromkeys(saved)]
+        listed = " and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
         said = f"forward saves {listed}" if saved else "forward saves nothing"
         lacking = f" but not {' and '.join(missing)}" if missing else ""
-        raise AnswerRefusedError(f"{said}{lacking}: {_RULE}")
+        # Intermediates saved where outputs belong: forward returns other tensors than the ones it saves.
+        other = ". The outputs it returns are other tensors than the ones it saves: return the very tensors"
+        other_tensors = f"{other} you save" if missing and _INTERMEDIATE in saved else ""
+        raise AnswerRefusedError(f"{said}{lacking}{other_tensors}. {_RULE}")
     return torch.tensor(0.0, dtype=torch.float64)
+
+
+# What a saved tensor is when it is neither an output nor the input, in a message.
+_INTERMEDIATE = "a tensor forward computed and did not return"
+_COUNTS = {2: "two", 3: "three"}
+
+
+def _counted(what: str, count: int) -> str:
+    """`what` as `count` of them: "a tensor forward computed ..." twice is "two tensors forward ..."."""
+    if count == 1 or not what.startswith("a tensor "):
+        return what
+    return f"{_COUNTS.get(count, count)} tensors {what.removeprefix('a tensor ')}"
 
 
 def _what_it_is(tensor: torch.Tensor, node, x: torch.Tensor) -> str:
@@ -71,4 +92,4 @@ def _what_it_is(tensor: torch.Tensor, node, x: torch.Tensor) -> str:
         return _OUTPUTS[tensor.output_nr]
     if tensor is x:
         return "x (the input)"
-    return "a tensor forward computed and did not return"
+    return _INTERMEDIATE

@@ -254,7 +254,7 @@ def _planned(
             "builder": builder,
             "preamble": _preamble(tree, source, wanted),
         }
-        passed = passed_line(call.kind, name, autograder.checks.checked_on(built, randomized))
+        passed = passed_line(call.kind, name, autograder.checks.checked_on(built, randomized, call.inputs))
         yield Check(call.kind, name, made, request, where, passed, call.line in hidden)
 
 

@@ -1232,9 +1232,11 @@ def wrong_output_term(output: torch.Tensor, inputs: tuple[torch.Tensor, ...]) ->
             faults.append((index, fault))
     if faults and _right_with_saved_reversed(cls, inputs, outputs):
         return (
-            f"Likely cause: {cls.__name__}.backward reads the two tensors forward saved in the other "
-            "order: with them swapped, every term of backward is right. Unpack ctx.saved_tensors in the "
-            "order you passed them to ctx.save_for_backward."
+            f"Likely cause: {cls.__name__}.backward uses each of the two tensors forward saved where the "
+            "other belongs (with them swapped, every term of backward is right): either it unpacks "
+            "ctx.saved_tensors in another order than it passed them to ctx.save_for_backward, or its terms "
+            "multiply each output's gradient by the other tensor. Check both: unpack in the order you "
+            "saved, and multiply each output's gradient by that output's own derivative."
         )
     if not faults:
         return None
@@ -1403,6 +1405,7 @@ def known_error_hint(error: Exception) -> str:
         forward_takes_ctx_beside_setup_context(error)
         or _input_changed_in_place_and_returned(error)
         or _saved_tensors_miscounted(error)
+        or _backward_takes_too_few_gradients(error)
         or _saved_tensors_not_unpacked(error)
         or _saves_counted_differently(error)
         or _leaf_changed_in_place_elsewhere(error)
@@ -1651,6 +1654,31 @@ def _innermost_notebook_code(error: Exception) -> types.CodeType | None:
             student = frame.f_code
         entry = entry.tb_next
     return student
+
+
+# Python's error for backward called with more arguments than it takes: ctx and one gradient per output.
+_BACKWARD_GIVEN_MORE = re.compile(
+    r"(\w+)\.backward\(\) takes (\d+) positional arguments? but (\d+) were given"
+)
+
+
+def _backward_takes_too_few_gradients(error: Exception) -> str:
+    """Why autograd's call of backward raised TypeError, where backward takes fewer gradients than forward
+    returns outputs, as a backward copied from a Function of one output does: autograd passes ctx and one
+    gradient per output, each output's even if nobody uses it."""
+    found = _BACKWARD_GIVEN_MORE.search(str(error)) if isinstance(error, TypeError) else None
+    if found is None:
+        return ""
+    name, taken, given = found.group(1), int(found.group(2)) - 1, int(found.group(3)) - 1
+    if not 0 <= taken < given:
+        return ""
+    example = ", ".join(["ctx", "grad_out", *(f"grad_{index}" for index in range(1, given))])
+    return (
+        "\nLikely cause: autograd calls backward with ctx and one gradient per output of forward, even "
+        f"for an output nobody uses: {name}.forward returns {given} outputs, so {name}.backward must take "
+        f"{given} gradients, where it takes {taken}. Give it one parameter per output, in forward's order: "
+        f"def backward({example})."
+    )
 
 
 def _saved_tensors_miscounted(error: Exception) -> str:

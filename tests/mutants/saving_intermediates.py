@@ -80,6 +80,14 @@ MUTANTS = [
         (_WRAPPER_RETURN, "return Sinh.apply(x)"),
         says="it should return 3",
     ),
+    # backward copied from SinhBad, one gradient only: autograd passes three and Python refuses the call.
+    _sinh(
+        "backward_takes_one_gradient",
+        _APPLY_ALL - {_APPLY_FORWARD} | _SINH_ALL - {_SINH_FORWARD},
+        (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out):"),
+        (_BACKWARD_RETURN, f"return {_COSH_TERM}"),
+        says="Sinh.forward returns 3 outputs, so Sinh.backward must take 3 gradients, where it takes 1",
+    ),
     _sinh(
         "drops_extra_output_gradients",
         {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
@@ -172,14 +180,22 @@ MUTANTS = [
         "unpacks_the_saved_in_the_other_order",
         {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
         (_SAVE, "ctx.save_for_backward(expnegx, expx)"),
-        says="reads the two tensors forward saved in the other order",
+        says="either it unpacks ctx.saved_tensors in another order than it passed them",
+    ),
+    # The same values from the unpacking right and each extra gradient paired with the other exponential:
+    # the message names both places to look.
+    _sinh(
+        "pairs_each_extra_gradient_with_the_other_exponential",
+        {_APPLY_FIRST, _APPLY_SECOND, _SINH_SECOND},
+        (_BACKWARD_RETURN, f"return {_COSH_TERM} + grad_expx * expnegx - grad_expnegx * expx"),
+        says="or its terms multiply each output's gradient by the other tensor",
     ),
     # The second-derivative check names forward too, as the cells before it do, not a term of backward.
     _sinh(
         "returns_the_exponentials_swapped",
         _APPLY_ALL,
         (_FORWARD_RETURN, "return (expx - expnegx) / 2, expnegx, expx"),
-        says="forward itself is wrong (see the forward check); fix it first",
+        says="Sinh's forward is wrong (see the forward check); fix it first",
     ),
     # The same swap in backward's parameters: backward matches forward, and only the order is wrong.
     _sinh(
@@ -188,6 +204,17 @@ MUTANTS = [
         (_FORWARD_RETURN, "return (expx - expnegx) / 2, expnegx, expx"),
         (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out, grad_expnegx, grad_expx):"),
         says="outputs 1 and 2 are swapped",
+    ),
+    # Exponentials recorded under enable_grad, so the derivatives are right, then computed again for the
+    # outputs: what forward saves is not what it returns.
+    _sinh(
+        "saves_recorded_exponentials_and_returns_new_ones",
+        {_APPLY_SECOND},
+        ("expx = torch.exp(x)", "with torch.enable_grad():\n            expx = torch.exp(x)"),
+        ("expnegx = torch.exp(-x)", "    expnegx = torch.exp(-x)"),
+        (_FORWARD_RETURN, "return (expx.detach() - expnegx.detach()) / 2, torch.exp(x), torch.exp(-x)"),
+        says="saves two tensors forward computed and did not return but not expx (output 1) and expnegx "
+        "(output 2). The outputs it returns are other tensors than the ones it saves",
     ),
     _sinh(
         "saves_x_too",
