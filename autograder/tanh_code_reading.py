@@ -135,7 +135,7 @@ _CUTS = {
 # torch.func follows .data where forward mode over torch.autograd.grad does not: why only that test sees it.
 _DATA_UNDER_FORWARD_AD = (
     " torch.func's transforms follow .data; autograd's own forward mode, around torch.autograd.grad, does "
-    "not (section 4.1 shows it)."
+    "not (the Finer points of section 4.1)."
 )
 _SAVING = {"save_for_backward", "save_for_forward", "saved_tensors", "set_materialize_grads", "mark_dirty"}
 

@@ -960,9 +960,13 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
             "must stay needs a torch.autograd.Function of its own, whose backward gives its derivative."
         )
     if cutting:
+        # torch.no_grad() cuts no tensor: autograd records nothing under it.
+        how = "which cuts the graph: what backward computes from the cut tensor has no path back to it"
+        if cutting == [_CUTTING_CALLS["no_grad"]]:
+            how = "under which autograd records none of backward's operations: the gradient has no graph"
         return (
-            f"Likely cause: backward uses {', '.join(cutting)}, which cuts the graph: what backward computes "
-            "from the cut tensor has no path back to it, so autograd cannot differentiate it again. "
+            f"Likely cause: backward uses {', '.join(cutting)}, {how}, so autograd cannot differentiate it "
+            "again. "
             f"Compute the gradients with ordinary torch operations on ctx.saved_tensors and {incoming}."
         )
     return None

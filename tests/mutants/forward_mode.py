@@ -589,7 +589,7 @@ INSTRUCTIONS = {
     "`setup_context(ctx, inputs, output)`: save what backward reads with `ctx.save_for_backward`": (
         "saves_for_forward_only"
     ),
-    "In `jvp`, `ctx.saved_tensors` holds what `save_for_forward` saved": "forgets_save_for_forward",
+    "and what `jvp` reads with `ctx.save_for_forward`": "forgets_save_for_forward",
     "Do not keep it as a ctx attribute (`ctx.result = output`)": "tanh_jvp_reads_a_ctx_attribute",
     "Prefer the *output*, since tanh's derivative, $1 - \\tanh^2 x$, needs only the output": (
         "tanh_from_the_saved_input"
@@ -620,8 +620,9 @@ INSTRUCTIONS = {
     "`generate_vmap_rule = True` is already there": "no_vmap_rule",
     "Save the output itself, not a copy of it": "saves_a_copy_for_forward",
     "`output.detach()` never has history": "saves_detached_outputs_for_both_rules",
-    "read the output from a ctx attribute (`ctx.result`), which escapes autograd's check that the output was "
-    "not changed in place": "saves_the_output_on_ctx",
+    "that reads `ctx.result` also escapes autograd's check that the output was not changed in place": (
+        "saves_the_output_on_ctx"
+    ),
     "with nothing saved by `save_for_backward`, the counts saved for the two rules differ": (
         "backward_reads_a_ctx_attribute"
     ),
