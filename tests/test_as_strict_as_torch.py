@@ -28,6 +28,10 @@ _FIRST_ALREADY_WRONG = (
     "its gradient is already wrong against the reference, which the second-derivative check says first; "
     "gradgradcheck only differentiates that wrong gradient, and finds it consistent"
 )
+_FORWARD_ALREADY_WRONG = (
+    "its forward is wrong against the reference, which the second-derivative check says first: a backward "
+    "right for the reference earns nothing under a wrong forward; gradgradcheck differentiates backward alone"
+)
 _PART_CUT = (
     "one gradient is computed out of autograd's sight and does not require grad: gradgradcheck skips an "
     "output that does not, the check differentiates every gradient against the reference"
@@ -59,6 +63,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("01_saving_inputs", "patches_the_checks"): (
         frozenset({"square_first_derivative", "square_second_derivative"}),
         _FORGED,
+    ),
+    ("01_saving_inputs", "patches_torch_while_checked"): (
+        frozenset({"square_second_derivative"}),
+        _FORWARD_ALREADY_WRONG,
     ),
     ("02_saving_outputs", "input_saved_with_the_output_formula"): (
         frozenset({"exp_second_derivative"}),
@@ -98,6 +106,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
             }
         ),
         _FORGED,
+    ),
+    ("04_untracked_backward", "kernel_arguments_swapped_in_forward"): (
+        frozenset({"cubebackward_second_derivative"}),
+        _FORWARD_ALREADY_WRONG,
     ),
     ("04_untracked_backward", "apply_arguments_swapped"): (
         frozenset({"cube_second_derivative"}),
