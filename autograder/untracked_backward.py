@@ -1,8 +1,10 @@
-"""What the tests of lesson 04's Cube share: its gradient's graph must reach CubeBackward's node.
+"""What the tests of lesson 04's Cube share: its gradient must be what CubeBackward.apply returned.
 
 A Cube.backward that computes grad_out * 3x**2 in torch gives the right values and derivatives, so no
 comparison of numbers tells it from one that hands grad_out and x to CubeBackward.apply. The graph of the
-gradient taken with create_graph=True does: only a call to CubeBackward.apply records its node there.
+gradient taken with create_graph=True does: only a call to CubeBackward.apply records its node there, and
+the gradient is that node's own output only if backward returns the call's result as it is (not added to
+a torch formula, nor multiplied by grad_out after a call on ones).
 """
 
 import torch
@@ -18,15 +20,27 @@ _SIDESTEPPED = (
     "sidesteps the kernel that CubeBackward wraps, which stands for code with no torch version."
 )
 
+_NOT_ITS_OUTPUT = (
+    f"Cube's gradient is not the output of CubeBackward.apply: its grad_fn is {{}}, not {_NODE}. Return "
+    "CubeBackward.apply(grad_out, x) as it is, with grad_out itself as the first argument: what backward "
+    "computes around the call in torch (a formula added to it, or grad_out multiplied after a call on "
+    "ones) sidesteps the kernel that CubeBackward wraps, which stands for code with no torch version."
+)
+
 
 def gradient_through_cube_backward(cube: type[torch.autograd.Function], x: torch.Tensor) -> torch.Tensor:
-    """Cube's gradient at x, taken with create_graph=True, refused if its graph never reaches the node of
+    """Cube's gradient at x, taken with create_graph=True, refused unless it is the output of the node of
     CubeBackward. A gradient with no graph at all is left to the comparison of derivatives, which names
     the cut."""
     out = cube.apply(x)
     (grad_x,) = torch.autograd.grad(out, x, torch.ones_like(out), create_graph=True)
-    if grad_x.grad_fn is not None and not _reaches(grad_x.grad_fn, _NODE):
+    node = grad_x.grad_fn
+    if node is None:
+        return grad_x
+    if not _reaches(node, _NODE):
         raise AnswerRefusedError(_SIDESTEPPED)
+    if node.name() != _NODE:
+        raise AnswerRefusedError(_NOT_ITS_OUTPUT.format(node.name()))
     return grad_x
 
 

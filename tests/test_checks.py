@@ -1354,10 +1354,11 @@ def test_error_in_backward_names_the_exception_and_the_input_shape():
     assert message.startswith("The backward of SquareTwoGrads on x of shape () raised RuntimeError: ")
     assert "returned an incorrect number of gradients (expected 1, got 2)" in message
     assert message.endswith(
-        " (expected 1, got 2) Likely cause: the backward the error names returns a count of gradients other "
-        "than its forward's inputs. Return one gradient per input of forward, in order, each a tensor or "
-        "None (for an input that needs none): for one input, the tensor itself or a tuple of one; for "
-        "several, a tuple. Autograd counts a list, or a tensor returned alone, as one."
+        " (expected 1, got 2) Likely cause: SquareTwoGrads.backward (its node is SquareTwoGradsBackward) "
+        "returns a count of gradients other than its forward's inputs. Return one gradient per input of "
+        "forward, in order, each a tensor or None (for an input that needs none): for one input, the tensor "
+        "itself or a tuple of one; for several, a tuple. Autograd counts a list, or a tensor returned alone, "
+        "as one."
     )
 
 

@@ -290,6 +290,11 @@ def compare_first_derivative(name, names, expected, measurement, where) -> None:
                     f"First derivative: backward of {name} returned None for {label}, which requires grad "
                     "here, as every input does in this check: return its gradient (None belongs only where "
                     "ctx.needs_input_grad says False)."
+                    + (
+                        hints.incoming_needs_a_gradient(label)
+                        if _wraps_a_backward(names) and label == names[0]
+                        else ""
+                    )
                 )
             problem = mismatch(w, g, names, keep["inputs"])
             if problem:

@@ -186,16 +186,19 @@ def zero_gradient(expected: torch.Tensor, got: torch.Tensor, label: str, wrapped
         or bool((expected.detach().abs() < 1e-6).all())
     ):
         return None
-    why = (
-        f" Though {label} is only the gradient that arrived, it usually depends on the inputs too, and a "
-        "second derivative follows that path through this gradient."
-        if wrapped
-        else ""
-    )
     return (
         f"Likely cause: backward returned zero for {label}, which requires grad here, as every input does "
         f"in this check: return its gradient (zero, like None, belongs only where ctx.needs_input_grad "
-        f"says False).{why}"
+        f"says False).{incoming_needs_a_gradient(label) if wrapped else ''}"
+    )
+
+
+def incoming_needs_a_gradient(label: str) -> str:
+    """Why a Function that is another one's backward returns a gradient for `label`, its incoming
+    gradient, rather than None or zero: a second derivative differentiates through it."""
+    return (
+        f" Though {label} is only the gradient that arrived, it usually depends on the inputs too, and a "
+        "second derivative follows that path through this gradient."
     )
 
 

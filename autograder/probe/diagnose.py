@@ -926,11 +926,18 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
     # functools.wraps gives the decorator's wrapper the backward's names; its code keeps its own.
     incoming = incoming_parameter(cls)
     code = getattr(cls.backward, "__code__", None)
+    applied = _other_functions_applied(cls)
     if code is not None and code.co_qualname.startswith("once_differentiable."):
+        fix = (
+            f"Remove the decorator: autograd then records the call to {' or '.join(applied)}.apply and "
+            "differentiates it with that Function's backward."
+            if applied
+            else "Remove the decorator: a backward made of torch operations on ctx.saved_tensors and "
+            f"{incoming} is differentiable as it is."
+        )
         return (
             "Likely cause: backward is marked @once_differentiable, which runs it under torch.no_grad() "
-            "and so refuses a second derivative. Remove the decorator: a backward made of torch "
-            f"operations on ctx.saved_tensors and {incoming} is differentiable as it is."
+            f"and so refuses a second derivative. {fix}"
         )
     used = names_used(cls.backward)
     # In backward, a new leaf cuts grad_x from the saved tensors as surely as .detach() alone.
@@ -967,9 +974,41 @@ def untracked_in_backward(output: torch.Tensor) -> str | None:
         return (
             f"Likely cause: backward uses {', '.join(cutting)}, {how}, so autograd cannot differentiate it "
             "again. "
-            f"Compute the gradients with ordinary torch operations on ctx.saved_tensors and {incoming}."
+            + (
+                _pass_themselves(applied, incoming)
+                if applied
+                else "Compute the gradients with ordinary torch operations on ctx.saved_tensors and "
+                f"{incoming}."
+            )
         )
     return None
+
+
+def _other_functions_applied(cls) -> list[str]:
+    """The other Functions of the notebook whose names backward's own code loads (CubeBackward in
+    Cube.backward): a backward that hands its work to one is fixed by giving it the tensors themselves,
+    not by computing in torch what the Function stands for."""
+    backward = inspect.unwrap(cls.backward)
+    code = getattr(backward, "__code__", None)
+    if code is None:
+        return []
+    values = [backward.__globals__.get(name) for name in code.co_names]
+    return [
+        value.__name__
+        for value in values
+        if isinstance(value, type) and issubclass(value, torch.autograd.Function) and value is not cls
+    ]
+
+
+def _pass_themselves(applied: list[str], incoming: str) -> str:
+    """The fix for a backward that calls `applied` and cut its graph on the way: autograd records a call
+    to a Function's .apply made with gradients on and differentiates it through that Function's backward."""
+    calls = " or ".join(f"{name}.apply" for name in applied)
+    backwards = " and ".join(f"{name}.backward" for name in applied)
+    return (
+        f"Pass {incoming} and the saved tensors themselves to {calls}, with no .detach(), torch.no_grad() "
+        f"or decorator: autograd records that call and differentiates it with {backwards}."
+    )
 
 
 def incoming_parameter(cls) -> str:
@@ -1423,7 +1462,21 @@ def known_error_hint(error: Exception) -> str:
         or _jacobian_built(error)
         or _float32_among_float64(error)
         or next((hint for symptom, hint in _ERROR_HINTS.items() if symptom in str(error)), "")
+        or _gradients_miscounted(error)
         or _no_batching_rule(error)
+    )
+
+
+def _gradients_miscounted(error: Exception) -> str:
+    """Why autograd refused the gradients a backward returned, naming the class whose backward it is:
+    the error names the Function's node, its class's name with Backward appended (CubeBackward's node is
+    CubeBackwardBackward)."""
+    found = re.search(r"function (\w+)Backward returned an incorrect number of gradients", str(error))
+    if found is None:
+        return ""
+    return (
+        f"\nLikely cause: {found[1]}.backward (its node is {found[1]}Backward) returns a count of gradients "
+        f"other than its forward's inputs. {_ONE_GRADIENT_PER_INPUT}."
     )
 
 
@@ -2475,10 +2528,6 @@ _ERROR_HINTS = {
         "\nLikely cause: jvp returns a count of tangents other than its forward's outputs, such as a tuple "
         "with an extra item (return tangent, None). Return one tangent per output of forward, in order: for "
         "one output, the tangent itself."
-    ),
-    "returned an incorrect number of gradients": (
-        "\nLikely cause: the backward the error names returns a count of gradients other than its "
-        f"forward's inputs. {_ONE_GRADIENT_PER_INPUT}."
     ),
     "but expected shape compatible with": (
         "\nLikely cause: a gradient that does not have its input's shape, as one summed to a scalar "

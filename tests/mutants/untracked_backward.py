@@ -24,6 +24,7 @@ _BACKWARD_RETURN = f"return {_GRAD_GRAD_OUT}, {_GRAD_X}"
 _KERNEL_CALL = "return through_numpy(cube_backward, grad_out, x)"
 _CUBE_RETURN = "return CubeBackward.apply(grad_out, x)"
 _BACKWARD_SIGNATURE = "    @staticmethod\n    def backward(ctx, grad_grad_x):"
+_CUBE_SIGNATURE = "    @staticmethod\n    def backward(ctx, grad_out):"
 _SAVE_X = "ctx.save_for_backward(x)\n        return through_numpy(cube_forward, x)"
 _SAVE_Y = "y = through_numpy(cube_forward, x)\n        ctx.save_for_backward(y)\n        return y"
 _LOAD_X = "(x,) = ctx.saved_tensors"
@@ -53,6 +54,35 @@ MUTANTS = [
         {_CUBE_SECOND},
         (_CUBE_RETURN, "return grad_out * 3 * x**2"),
         says="backward must hand the gradient to CubeBackward.apply(grad_out, x)",
+    ),
+    # The node is in the graph, but the gradient is computed around it in torch.
+    _cube(
+        "adds_a_torch_formula_to_the_call",
+        {_CUBE_SECOND},
+        (_CUBE_RETURN, "return grad_out * 3 * x**2 + 0 * CubeBackward.apply(grad_out, x)"),
+        says="Cube's gradient is not the output of CubeBackward.apply",
+    ),
+    _cube(
+        "multiplies_grad_out_after_a_call_on_ones",
+        {_CUBE_SECOND},
+        (_CUBE_RETURN, "return grad_out * CubeBackward.apply(torch.ones_like(grad_out), x)"),
+        says="grad_out multiplied after a call on ones",
+    ),
+    # A cut graph in Cube.backward: the fix is the call itself, not a torch formula.
+    _cube(
+        "detaches_x_before_the_call",
+        {_CUBE_SECOND},
+        (_CUBE_RETURN, "return CubeBackward.apply(grad_out, x.detach())"),
+        says="Pass grad_out and the saved tensors themselves to CubeBackward.apply",
+    ),
+    _cube(
+        "once_differentiable_cube",
+        {_CUBE_SECOND},
+        (
+            _CUBE_SIGNATURE,
+            _CUBE_SIGNATURE.replace("def", "@torch.autograd.function.once_differentiable\n    def"),
+        ),
+        says="autograd then records the call to CubeBackward.apply",
     ),
     # Lesson 02 saves outputs: the right formula, evaluated at the output.
     _cube(
@@ -145,7 +175,7 @@ MUTANTS = [
     ),
     _cube_backward(
         "kernel_arguments_swapped_in_forward",
-        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _CUBE_FIRST, _CUBE_SECOND},
+        {_BACKWARD_FORWARD, _BACKWARD_FIRST, _BACKWARD_SECOND, _CUBE_FIRST, _CUBE_SECOND},
         (_KERNEL_CALL, "return through_numpy(cube_backward, x, grad_out)"),
         says="Forward value is wrong: CubeBackward (called by Cube.backward)",
     ),
@@ -212,5 +242,8 @@ INSTRUCTIONS = {
     "in the order `CubeBackward.forward` takes them": "apply_arguments_swapped",
     "Calling `cube_backward` here directly is the mistake of section 2": "numpy_kernel_in_cube_backward",
     "Do not write `grad_out * 3 * x**2` in torch either": "cube_backward_in_torch",
-    "checks that your gradient's graph reaches `CubeBackwardBackward`": "cube_backward_in_torch",
+    "checks that your gradient is the output of `CubeBackwardBackward`": "adds_a_torch_formula_to_the_call",
+    "return the call's result as it is, with nothing added or multiplied in torch": (
+        "multiplies_grad_out_after_a_call_on_ones"
+    ),
 }
