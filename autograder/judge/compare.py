@@ -1309,7 +1309,7 @@ def _refuse_a_gradient_cycle(name: str, measurement: dict) -> None:
         cause = (
             ".backward(create_graph=True) stores the gradient in .grad, graph and all. Take a gradient "
             "you differentiate again with torch.autograd.grad(..., create_graph=True), which returns it and "
-            "stores nothing; where a later backward only needs the graph kept, retain_graph=True is enough."
+            "stores nothing."
         )
     raise FailedCheckError(
         f"{name} leaks memory: {holder} holds a gradient whose graph leads back to that tensor, a reference "

@@ -62,6 +62,25 @@ ALTERNATIVES = [
         ),
         (_PENALTY_RETURN, "return (gradients.norm(dim=1) - 1).pow(2).sum() / len(points)"),
     ),
+    # inputs= keeps the critic's .grad None; the points' .grad, reset, holds no cycle.
+    _penalty(
+        "penalty_backward_into_its_points_then_resets_them",
+        (
+            _PENALTY_GRADIENTS,
+            "critic(points).sum().backward(create_graph=True, inputs=[points])\n"
+            "    gradients = points.grad\n"
+            "    points.grad = None",
+        ),
+    ),
+    # inputs= keeps f's parameters' .grad None, and x.grad is put back as found.
+    _loss(
+        "loss_backward_into_x_then_restores_x_grad",
+        (
+            "(slope,) = torch.autograd.grad(f(x), x, create_graph=True)",
+            "before = x.grad\n    x.grad = None\n    f(x).backward(create_graph=True, inputs=[x])\n"
+            "    slope = x.grad\n    x.grad = before",
+        ),
+    ),
     _loss(
         "loss_by_torch_func",
         answer='''def loss_with_gradient(f, x):

@@ -576,7 +576,7 @@ INSTRUCTIONS = {
     "subtract 1": "penalty_without_minus_one",
     "square, then average": "penalty_without_the_square",
     "then average over the batch": "penalty_sums_over_the_batch",
-    "the training loop's backward fills it, so a `.backward()` here would write into it": (
+    "the training loop's backward fills it, so a plain `.backward()` here would write into it": (
         "penalty_fills_the_critics_grad"
     ),
     "as `.backward(create_graph=True)` leaves in your copy of `points`": (
@@ -587,7 +587,12 @@ INSTRUCTIONS = {
     "a derivative written by hand cannot pass": "loss_by_hand",
     "return `derivative - 2 * x + 1`": "loss_adds_two_x",
     "`x.grad` as you found it": "loss_backward_then_grad_none",
-    "even one whose `x.grad` you save and put back": "loss_backward_then_restores_x_grad",
+    "the tests want it left None, and a plain `.backward()` fills the `.grad` of every leaf it reaches": (
+        "loss_backward_then_restores_x_grad"
+    ),
+    "prefer `torch.autograd.grad`, which fills no leaf's `.grad`": (
+        "loss_backward_into_x_then_restores_x_grad"
+    ),
     "whatever $h$, the tests refuse it": "loss_by_central_difference",
     "forward as in section 2": "hvp_by_forward_difference",
     "section 2 or central: it is only approximate": "hvp_by_finite_difference",
