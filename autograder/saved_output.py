@@ -1,7 +1,8 @@
 """What lesson 02's forward test asks of Exp: a tensor returned (not a tuple), x left alone, and the very
 tensor forward returns handed to ctx.save_for_backward. The derivatives cannot tell a saved output from a
 saved x with exp computed again, nor from an output kept as a ctx attribute; autograd's pack hook can, and
-where forward saved a copy, its code names the call that made the copy.
+where forward saved a copy, its code names the call that made the copy. An output both saved and kept on
+ctx shows in the node's attributes, since the node is ctx.
 """
 
 import torch
@@ -41,6 +42,13 @@ def saving_its_output(function: type[torch.autograd.Function], x: torch.Tensor) 
             "holds exp(x). Compute the result as a new tensor: result = torch.exp(x)."
         )
     if out.grad_fn is not None and any(grad_fn is out.grad_fn for grad_fn, _ in saved):
+        if kept := _kept_on_ctx(out):
+            raise AssertionError(
+                f"{name}'s forward saves its output but keeps it as ctx.{kept} as well (section 5): the "
+                f"output then holds its own node, a reference cycle, and a backward reading ctx.{kept} "
+                "misses an in-place change to it. Drop the attribute; backward must read the result from "
+                "ctx.saved_tensors."
+            )
         return out
     if any(s.shape == out.shape and torch.equal(s, out.detach()) for _, s in saved):
         raise AssertionError(
@@ -56,6 +64,20 @@ def saving_its_output(function: type[torch.autograd.Function], x: torch.Tensor) 
     raise AssertionError(
         f"{name}'s forward did not save its output with ctx.save_for_backward (section 5). "
         "Save the result itself, not x, and not as an attribute of ctx."
+    )
+
+
+def _kept_on_ctx(out: torch.Tensor) -> str:
+    """The name of a ctx attribute holding `out` or a tensor sharing its memory, or ''. The node of a
+    custom Function is the ctx its forward received, so its attributes are those forward set."""
+    return next(
+        (
+            attribute
+            for attribute, value in vars(out.grad_fn).items()
+            if isinstance(value, torch.Tensor)
+            and (value is out or (value.numel() > 0 and value.data_ptr() == out.data_ptr()))
+        ),
+        "",
     )
 
 

@@ -1779,8 +1779,11 @@ def _saved_tensors_not_unpacked(error: Exception) -> str:
     """Why a tuple went where a tensor was expected: a frame on the traceback stores ctx.saved_tensors
     whole in one name (`x = ctx.saved_tensors`), which holds a tuple even when one tensor was saved. The
     error is often raised further in, by code the student did not write (a kernel wrapper), so every frame
-    is read, not only the innermost."""
-    if not isinstance(error, (AttributeError, TypeError)) or "tuple" not in str(error):
+    is read, not only the innermost. A tensor times a tuple names no tuple: torch reads the tuple as an
+    index, and says so."""
+    if not isinstance(error, (AttributeError, TypeError)) or not any(
+        symptom in str(error) for symptom in _A_TUPLE_USED_AS_A_TENSOR
+    ):
         return ""
     entry = error.__traceback__
     while entry is not None:
@@ -1796,6 +1799,8 @@ def _saved_tensors_not_unpacked(error: Exception) -> str:
     return ""
 
 
+# What torch says where a tuple was given for a tensor: named, or read as an index (`grad_out * saved`).
+_A_TUPLE_USED_AS_A_TENSOR = ("tuple", "only integer tensors of a single element can be converted to an index")
 # The instructions that store a value in one name, unpacking nothing.
 _STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME")
 

@@ -28,6 +28,14 @@ MUTANTS = [
         (_LOAD, "result = ctx.result"),
         says="did not save its output with ctx.save_for_backward",
     ),
+    # Saved, so the pack hook sees the output, and kept on ctx too: the node's attributes show it.
+    _exp(
+        "output_saved_and_kept_on_ctx",
+        {_EXP_FORWARD},
+        (_SAVE, "ctx.save_for_backward(result)\n        ctx.result = result"),
+        (_LOAD, "result = ctx.result"),
+        says="saves its output but keeps it as ctx.result as well",
+    ),
     # Right derivatives from the saved input, exp computed again: only the forward test's hook sees it.
     _exp(
         "input_saved_instead_of_output",
@@ -104,6 +112,13 @@ MUTANTS = [
         {_EXP_FORWARD, _EXP_FIRST, _EXP_SECOND},
         ("result = torch.exp(x)", "result = x.exp_()"),
         says="changed its input x in place",
+    ),
+    # ctx.saved_tensors is a tuple even with one tensor saved; grad_out * tuple reads it as an index.
+    _exp(
+        "saved_tensors_not_unpacked",
+        {_EXP_FIRST, _EXP_SECOND},
+        (_LOAD, "result = ctx.saved_tensors"),
+        says="keeps the whole tuple, even when one tensor was saved",
     ),
     _exp("detach_in_backward", {_EXP_SECOND}, (_EXP_BACKWARD, "return grad_out * result.detach()")),
     _exp(
