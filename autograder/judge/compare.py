@@ -595,10 +595,12 @@ def compare_second_derivative(name, names, expected, measurement, where) -> None
                     "that backward calls, is wrong."
                 )
             )
-            # The random weight of the gradient that was differentiated, so that a student can redo it
-            # (left out where an input is itself called v).
+            # The random weight of the gradient that was differentiated, and the random incoming gradient it
+            # was taken with, so that a student can redo it (left out where an input is itself called v).
             weight = _fed_there(keep.get("grad_grads", []), w, g) if "v" not in names else ""
-            weighted = f", as sum(v * grad_{names[0]}) with a random v{weight}" if weight else ""
+            fed = _fed_there(keep["grad_outs"], w, g)
+            taken = f" and grad_{names[0]} taken with a random {_incoming(names)}{fed}" if fed else ""
+            weighted = f", as sum(v * grad_{names[0]}) with a random v{weight}{taken}" if weight else ""
             raise FailedCheckError(
                 f"Second derivative with respect to {label} is wrong: differentiating backward's gradients "
                 f"(taken with create_graph=True) of {at}{weighted}: {problem}.\n{arrays.text(hint)}"
