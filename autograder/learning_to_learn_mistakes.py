@@ -249,6 +249,16 @@ def _refuse_grads_filled(empty: list) -> None:
     )
 
 
+def _refuse_a_changed_dict(params: dict, given: dict) -> None:
+    """Refuse a step that put other tensors in the dict it was handed (given is a copy of it from before the
+    call): meta_loss hands every task that dict, so the next task would start from this one's step."""
+    if params.keys() != given.keys() or any(params[n] is not given[n] for n in given):
+        raise AnswerRefusedError(
+            "inner_step changed the dict params it was given (params[name] = ...): return a new dict and "
+            "leave params as it was, since meta_loss hands every task the same one"
+        )
+
+
 def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module, x, y, lr) -> dict:
     """inner_step's adapted parameters from the network's own, refused if the call changed them or the
     dict it was given: meta_loss hands every task the same one."""
@@ -258,11 +268,7 @@ def adapted_leaving_the_network_alone(inner_step: Callable, net: torch.nn.Module
     versions = [param._version for param in net.parameters()]
     adapted = _called(inner_step, net, params, x, y, lr)
     _refuse_changes_in_place(list(net.parameters()), before, versions, "the network's own parameters")
-    if params.keys() != given.keys() or any(params[n] is not given[n] for n in given):
-        raise AnswerRefusedError(
-            "inner_step changed the dict params it was given (params[name] = ...): return a new dict and "
-            "leave params as it was, since meta_loss hands every task the same one"
-        )
+    _refuse_a_changed_dict(params, given)
     if adapted is params:
         raise AnswerRefusedError(
             "inner_step returns the dict params it was given: return a new dict, "
@@ -281,8 +287,12 @@ def stepped_from_half_params(inner_step: Callable, net: torch.nn.Module, x, y, l
 
 def query_loss_after(inner_step: Callable, net, start, x, y, x_query, y_query, lr) -> torch.Tensor:
     """The query loss at the parameters inner_step adapts from start's on (x, y): its gradient is the
-    meta-gradient, and must reach start's parameters, not net's unless they are the same."""
-    adapted = stepped(inner_step, net, dict(start.named_parameters()), x, y, lr)
+    meta-gradient, and must reach start's parameters, not net's unless they are the same. A step that
+    changed the dict it was given is refused: meta_loss would chain every task from the previous one's."""
+    params = dict(start.named_parameters())
+    given = dict(params)
+    adapted = stepped(inner_step, net, params, x, y, lr)
+    _refuse_a_changed_dict(params, given)
     return mse(adapted, net, x_query, y_query)
 
 

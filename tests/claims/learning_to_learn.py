@@ -12,9 +12,9 @@ _NOT_FIRST_ORDER = r"that first-order MAML does not, by width: \["
 _IN_COPIES = r"in the tasks' copies of the weights, by width: \["
 
 CLAIMS = [
-    Claim(r"falls from (\d+)% at width 10", _NOT_FIRST_ORDER + r"'(\d+)%'"),
-    Claim(r"to (\d+)% at width 320", _NOT_FIRST_ORDER + r"(?:'\d+%', ){3}'(\d+)%'\]"),
-    Claim(r"the copies of the weights hold (\d+)%", _IN_COPIES + r"(?:'\d+%', ){3}'(\d+)%'\]"),
+    Claim(r"is (\d+)% of what MAML keeps at width 10", _NOT_FIRST_ORDER + r"'(\d+)%'"),
+    Claim(r"and (\d+)% at width 320", _NOT_FIRST_ORDER + r"(?:'\d+%', ){3}'(\d+)%'\]"),
+    Claim(r"the copies make up (\d+)%", _IN_COPIES + r"(?:'\d+%', ){3}'(\d+)%'\]"),
     Claim(
         r"differentiates again, back to the layer's own bias, to (\d+)", r"the layer's bias: \[(\d+\.\d+)\]"
     ),

@@ -126,11 +126,11 @@ MUTANTS = [
         ),
         says="the gradient is taken at the network's own parameters, not at params",
     ),
-    # Right in every value, but the caller's dict now holds the adapted parameters: meta_loss's next task
-    # would start from them.
+    # Right in every value and meta-gradient, but the caller's dict now holds the adapted parameters:
+    # meta_loss's next task would start from them, so both cells refuse it.
     _inner(
         "inner_step_overwrites_the_params_dict",
-        {_VALUE},
+        _ALL,
         (
             _RETURN,
             "    for (name, param), grad in zip(list(params.items()), grads, strict=True):\n"
