@@ -48,7 +48,7 @@ def saves_the_exponentials(function: type[torch.autograd.Function], x: torch.Ten
         raise AnswerRefusedError(
             f"forward keeps its outputs on {listed} (as in ctx.expx = expx): an output holds its grad_fn, "
             "which is ctx, and ctx then holds the output, a reference cycle, so the outputs and their graph "
-            "stay in memory after the caller drops them. Save them "
+            "stay in memory when the caller drops them, until Python's cycle collector runs. Save them "
             "with ctx.save_for_backward(expx, expnegx) and read them from ctx.saved_tensors"
         )
     if kept := sorted(set(_kept_on_ctx(node)) | set(attributes_keeping(node, [x]))):

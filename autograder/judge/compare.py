@@ -130,20 +130,25 @@ def compare_forward(name, names, expected, measurement, where) -> None:
 
 
 def _swapped_output(expected: list, outputs: list, index: int) -> str:
-    """A "Likely cause:" when wrong output `index` holds what another output should, and that output
-    holds what output `index` should: the two were returned in each other's place; "" otherwise."""
-    for other, (want, got) in enumerate(zip(expected, outputs, strict=True)):
-        if (
-            other != index
-            and not mismatch(want, outputs[index], [], [])
-            and not mismatch(expected[index], got, [], [])
-        ):
-            first, second = sorted((index, other))
-            return (
-                f"Likely cause: outputs {first} and {second} are swapped: each holds the value the other "
-                "should. Return the outputs in the order the exercise gives."
-            )
-    return ""
+    """A "Likely cause:" when wrong output `index` holds what another output should, and another output
+    holds what output `index` should: the outputs were returned out of order, two swapped or more
+    rotated; "" otherwise."""
+    others = [n for n in range(len(expected)) if n != index]
+    holds = [n for n in others if not mismatch(expected[n], outputs[index], [], [])]
+    held_by = [n for n in others if not mismatch(expected[index], outputs[n], [], [])]
+    if not (holds and held_by):
+        return ""
+    if holds[0] in held_by:
+        first, second = sorted((index, holds[0]))
+        return (
+            f"Likely cause: outputs {first} and {second} are swapped: each holds the value the other "
+            "should. Return the outputs in the order the exercise gives."
+        )
+    return (
+        f"Likely cause: the outputs are out of order: output {index} holds the value output {holds[0]} "
+        f"should, and output {held_by[0]} the value output {index} should. Return the outputs in the "
+        "order the exercise gives."
+    )
 
 
 def _one_tensor_twice(record: dict) -> str:

@@ -205,6 +205,13 @@ MUTANTS = [
         (_BACKWARD_SIGNATURE, "def backward(ctx, grad_out, grad_expnegx, grad_expx):"),
         says="outputs 1 and 2 are swapped",
     ),
+    # The three outputs rotated, each holding what another should: the forward check names the order.
+    _sinh(
+        "returns_the_outputs_rotated",
+        _APPLY_ALL | _SINH_ALL,
+        (_FORWARD_RETURN, "return expx, expnegx, (expx - expnegx) / 2"),
+        says="the outputs are out of order: output 0 holds the value output 1 should",
+    ),
     # Exponentials recorded under enable_grad, so the derivatives are right, then computed again for the
     # outputs: what forward saves is not what it returns.
     _sinh(
