@@ -356,7 +356,7 @@ MUTANTS = [
         "backward_through_numpy",
         {_SECOND, _FORWARD_OVER_REVERSE},
         (_BACKWARD, "return grad_out * torch.as_tensor(1 - result.detach().numpy() ** 2)"),
-        says="(it uses `.detach()` and `.numpy()`)",
+        says="takes the values out of torch (`.detach()` and `.numpy()`)",
     ),
     # A tangent computed in NumPy: torch.func refuses the call; under forward_ad, with x requiring grad,
     # torch refuses it too, and the message warns off torch's advice, .detach().numpy().
