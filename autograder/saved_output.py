@@ -28,9 +28,11 @@ def saving_its_output(function: type[torch.autograd.Function], x: torch.Tensor) 
     has none."""
     before = x.detach().clone()
     saved = []
+    handed = []  # the tensors themselves, to tell the output marked non-differentiable
 
     def keep(tensor):
         saved.append((tensor.grad_fn, tensor.detach()))
+        handed.append(tensor)
         return tensor.detach()
 
     with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
@@ -50,6 +52,11 @@ def saving_its_output(function: type[torch.autograd.Function], x: torch.Tensor) 
                 "ctx.saved_tensors."
             )
         return out
+    if not out.requires_grad and any(tensor is out for tensor in handed):
+        raise AssertionError(
+            f"{name}'s forward marked its output non-differentiable (ctx.mark_non_differentiable), so the "
+            "output gets no grad_fn and no gradient, and backward is never called. Remove that call."
+        )
     if any(s.shape == out.shape and torch.equal(s, out.detach()) for _, s in saved):
         raise AssertionError(
             f"{name}'s forward {_copy_it_saves(function, out)} (section 6). The saved tensor has no history, "

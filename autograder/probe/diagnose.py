@@ -866,12 +866,19 @@ def cut_from_graph(output: torch.Tensor) -> str:
                 "forward runs with gradients off, and only what it returns gets a history. Return the very "
                 "tensors you save."
             )
-        saving = computed_in_forward(cls)[0] if where == "forward" else []
+        saving, returning = computed_in_forward(cls) if where == "forward" else ([], [])
         if saving and not copies:
             return (
                 f"Likely cause: forward saved a tensor with no history, computed with {' and '.join(saving)} "
                 "inside ctx.save_for_backward(...): forward runs with gradients off, and only what it "
                 "returns gets a history. Save the inputs and outputs themselves."
+            )
+        if returning and not copies:
+            return (
+                f"Likely cause: forward returns a new tensor, computed with {' and '.join(returning)} in its "
+                "return statement, in place of a tensor it saved, so the saved tensor is no longer an "
+                "output: forward runs with gradients off, and only what it returns gets a history. Return "
+                "the very tensors you save."
             )
         if copies:
             return (
@@ -2434,8 +2441,8 @@ _ERROR_HINTS = {
     ),
     "modified by an inplace operation": (
         "\nLikely cause: a tensor autograd saved for backward was changed in place afterwards (e.g. "
-        "out += 1, result.mul_(grad_out) inside backward, result.square_() inside jvp, or a forward that "
-        "changes its input in place, run again on it); compute into a new tensor instead."
+        "out += 1, result.mul_(grad_out) inside backward, or a second call of a forward that "
+        "changes its input in place); compute into a new tensor instead."
     ),
     "'tuple' and 'Tensor'": _GRAD_RETURNS_A_TUPLE,
     "for +=: 'NoneType' and 'Tensor'": (

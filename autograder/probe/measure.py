@@ -273,7 +273,8 @@ def _backward(name, names, outputs, inputs, grad_outs, create_graph: bool):
     if not any(o.requires_grad for o, _ in pairs):
         return None, (
             f"The output of {name} does not require grad, so backward is never called. "
-            "Call your Function through .apply, and do not detach its result."
+            "Call your Function through .apply, do not detach its result, and do not mark it with "
+            "ctx.mark_non_differentiable in forward: a marked output gets no grad_fn."
         )
     try:
         return torch.autograd.grad(

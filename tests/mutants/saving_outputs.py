@@ -53,6 +53,14 @@ MUTANTS = [
         (_SAVE, "ctx.save_for_backward(result.detach())"),
         says=("saved a copy of its output", "made with `.detach()`"),
     ),
+    # The saved tensor is the output itself, but marked non-differentiable it gets no grad_fn: the pack hook
+    # sees the very output, with requires_grad False.
+    _exp(
+        "output_marked_non_differentiable",
+        _EXP_ALL,
+        (_SAVE, "ctx.mark_non_differentiable(result)\n        ctx.save_for_backward(result)"),
+        says="marked its output non-differentiable",
+    ),
     _exp(
         "copy_of_output_saved",
         {_EXP_FORWARD, _EXP_SECOND},
@@ -97,7 +105,7 @@ MUTANTS = [
         "product_with_saved_output_returned",
         {_EXP_FORWARD, _EXP_SECOND},
         (_EXP_FORWARD_RETURN, "return result * 1\n"),
-        says=("returns a new tensor computed from it with `*`", "a tensor forward did not return"),
+        says=("returns a new tensor computed from it with `*`", "computed with `*` in its return statement"),
     ),
     # The derivative checks unpack a 1-tuple; the forward test asks for the tensor itself.
     _exp(
