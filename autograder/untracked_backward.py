@@ -3,8 +3,8 @@
 A Cube.backward that computes grad_out * 3x**2 in torch gives the right values and derivatives, so no
 comparison of numbers tells it from one that hands grad_out and x to CubeBackward.apply. The graph of the
 gradient taken with create_graph=True does: only a call to CubeBackward.apply records its node there, and
-the gradient is that node's own output only if backward returns the call's result as it is (not added to
-a torch formula, nor multiplied by grad_out after a call on ones).
+the gradient is that node's own output only if backward returns the call's result as it is (or a copy or
+view of it; not added to a torch formula, nor multiplied by grad_out after a call on ones).
 """
 
 import torch
@@ -39,9 +39,24 @@ def gradient_through_cube_backward(cube: type[torch.autograd.Function], x: torch
         return grad_x
     if not _reaches(node, _NODE):
         raise AnswerRefusedError(_SIDESTEPPED)
-    if node.name() != _NODE:
+    below = _under_copies(node)
+    if below is None or below.name() != _NODE:
         raise AnswerRefusedError(_NOT_ITS_OUTPUT.format(node.name()))
     return grad_x
+
+
+# Nodes of operations that give back their input's values unchanged (a copy, a view): a call's result
+# returned through one of them is still the call's result.
+_COPIES = frozenset(
+    {"CloneBackward0", "ViewBackward0", "AliasBackward0", "ReshapeAliasBackward0", "UnsafeViewBackward0"}
+)
+
+
+def _under_copies(node):
+    """The first node below `node` that is not a copy or view of its one input."""
+    while node is not None and node.name() in _COPIES and len(node.next_functions) == 1:
+        node = node.next_functions[0][0]
+    return node
 
 
 def _reaches(node, name: str) -> bool:

@@ -73,4 +73,9 @@ ALTERNATIVES = [
         ("return through_numpy(cube_backward, grad_out, x)", "return grad_out * 3 * x**2"),
     ),
     _cube("cube_forward_in_torch", ("return through_numpy(cube_forward, x)", "return x**3")),
+    # A copy of the call's result is still the call's result: its values and graph are the call's.
+    _cube(
+        "cube_returns_a_copy_of_the_call",
+        ("return CubeBackward.apply(grad_out, x)", "return CubeBackward.apply(grad_out, x).clone()"),
+    ),
 ]
