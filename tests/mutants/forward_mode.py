@@ -597,6 +597,7 @@ INSTRUCTIONS = {
     "The two save calls were given different numbers of tensors, with `ctx.save_for_forward` called last": (
         "saves_the_input_for_forward_too"
     ),
+    "Prefer giving each save call the output alone": "tanh_saves_the_input_for_backward_last",
     "This check passes if autograd refuses the changed output (it does for an output saved with "
     "`ctx.save_for_backward`), or if backward returns the same gradient as before the change": (
         "saves_the_output_on_ctx"
