@@ -80,6 +80,14 @@ MUTANTS = [
         (_WRAPPER_RETURN, "return Sinh.apply(x)"),
         says="it should return 3",
     ),
+    # Saved with save_for_backward and not returned, with backward and wrapper left for three outputs: the
+    # wrapper's [0] indexes into sinh(x) itself, which for a 0-dim x raises IndexError.
+    _sinh(
+        "returns_sinh_alone_to_a_wrapper_taking_its_first_output",
+        _APPLY_ALL | _SINH_ALL,
+        (_FORWARD_RETURN, "return (expx - expnegx) / 2"),
+        says="Sinh.apply returns one tensor, not three, so sinh's [0] indexes into sinh(x) itself",
+    ),
     # backward copied from SinhBad, one gradient only: autograd passes three and Python refuses the call.
     _sinh(
         "backward_takes_one_gradient",
@@ -267,8 +275,8 @@ MUTANTS = [
 
 INSTRUCTIONS = {
     "returns three tensors, in this order": "intermediates_saved_not_returned",
-    "the very tensors you saved": "returns_cloned_extra_outputs",
-    "Save `expx` and `expnegx`, the outputs, and nothing else": "saves_x_too",
+    "the very tensors it returns": "returns_cloned_extra_outputs",
+    "and nothing else: not `x`": "saves_x_too",
     "not `x`, from which backward would compute them again": "saves_x_and_recomputes",
     "not `expx` alone": "saves_only_expx",
     "an output kept there makes a reference cycle": "outputs_kept_on_ctx",
