@@ -36,6 +36,10 @@ _PART_CUT = (
     "one gradient is computed out of autograd's sight and does not require grad: gradgradcheck skips an "
     "output that does not, the check differentiates every gradient against the reference"
 )
+_MARKED_NON_DIFFERENTIABLE = (
+    "forward marks its output non-differentiable, so it does not require grad: gradgradcheck skips an "
+    "output that does not, the check differentiates it as the reference does"
+)
 _GRAD_OUT_CHANGED = (
     "backward changes grad_out in place: torch's checks make a fresh grad_out for each call, while autograd "
     "may hand the same tensor to other parts of the graph"
@@ -75,6 +79,10 @@ STRICTER: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("02_saving_outputs", "grad_out_changed_in_place"): (
         frozenset({"exp_first_derivative"}),
         _GRAD_OUT_CHANGED,
+    ),
+    ("02_saving_outputs", "output_marked_non_differentiable"): (
+        frozenset({"exp_second_derivative"}),
+        _MARKED_NON_DIFFERENTIABLE,
     ),
     ("02_saving_outputs", "patches_the_checks"): (
         frozenset({"exp_first_derivative", "exp_second_derivative"}),
