@@ -211,14 +211,16 @@ def _flood_outcomes(state: Path) -> list[str]:
 def test_before_the_due_date_feedback_withholds_what_a_hidden_test_said(semester):
     course, students, service = semester.course, semester.students, semester.service
     alice = students["alice"]
-    # Right on the visible test's inputs, in [-2, 2]; wrong on the hidden test's, in [-5, 5].
+    # Right on the visible test's inputs, in [-2, 2]; wrong on the hidden test's, in [-5, 5]: the hidden
+    # forward check fails (1 point), and so does the second derivative's (2 points), which a wrong forward
+    # does not earn.
     answer = answers_of("solution")["square"].replace(
         "return x**2", "return torch.where(x.abs() <= 2, x**2, x**2 + 1)"
     )
     alice.answer({"square": answer})
     alice.submit()
     graded = GRADED.fullmatch(service.wait_for(r"graded gg-alice ").string)
-    assert graded.group(3, 4) == ("3", "4")
+    assert graded.group(3, 4) == ("1", "4")
     autograded = nbformat.read(course / "autograded" / "gg-alice" / LESSON / f"{LESSON}.ipynb", as_version=4)
     (said,) = [
         output.evalue
